@@ -1,0 +1,1 @@
+"""agentctx-widgets: build, watch and regression-test LLM agent hooks in Jupyter."""
