@@ -1,0 +1,46 @@
+# The two commands: `make demo` (set up, open the tour) and `make test` (set up, run every test).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test test-js test-py js chromium bench clean
+
+setup: $(STAMP) js
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+$(STAMP): $(PY) pyproject.toml
+	$(PIP) install -q -e ".[test,tiktoken]"
+	touch $(STAMP)
+
+js/node_modules/.package-lock.json: js/package-lock.json
+	cd js && npm ci --no-audit --no-fund
+
+js: js/node_modules/.package-lock.json
+	cd js && npm run build
+
+# Debian's Chromium for the browser tests (never Playwright's own download).
+chromium:
+	@test -x /usr/bin/chromium || (apt-get update -q && apt-get install -y -q chromium)
+
+demo: setup
+	$(VENV)/bin/jupyter lab notebooks/tour.ipynb
+
+test-js: js
+	cd js && npm test
+
+test-py: setup chromium
+	$(PY) -m pytest tests notebooks --nbval-lax --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
+
+test: setup chromium test-js test-py
+
+bench: setup chromium
+	$(PY) bench/estimate.py
+	$(PY) bench/stream.py
+
+clean:
+	rm -rf $(VENV) js/node_modules agentctx_widgets/static
