@@ -1,0 +1,190 @@
+"""Argument parsing for ``%agentctx``: one argparse parser per subcommand, no IPython here.
+
+argparse prints and exits on a bad argument; a magic must do neither, so every parser here raises
+:class:`MagicUsageError` instead, with a message short enough to show on one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import textwrap
+from dataclasses import dataclass
+from typing import NoReturn
+
+__all__ = ["COMMANDS", "MagicUsageError", "ParsedCommand", "command_help", "overview", "parse_magic"]
+
+
+class MagicUsageError(ValueError):
+    """A bad ``%agentctx`` command line; its message is shown to the user as is."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser that raises MagicUsageError instead of printing and exiting."""
+
+    command = ""
+    """The subcommand this parser reads, for messages."""
+
+    def error(self, message: str) -> NoReturn:
+        raise MagicUsageError(f"{self.command}: {message} (usage: {one_line_usage(self)})")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise MagicUsageError(f"{self.command}: {message.strip() if message else 'stopped'}")
+
+
+def one_line_usage(parser: argparse.ArgumentParser) -> str:
+    """The parser's usage without the ``usage:`` prefix and without line wrapping."""
+    return " ".join(parser.format_usage().split()[1:])
+
+
+def _positive_speed(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"speed must be a number, got {text!r}") from None
+    if not value > 0:  # also rejects nan
+        raise argparse.ArgumentTypeError(f"speed must be greater than 0 (inf: no pauses), got {text!r}")
+    return value
+
+
+def _new(name: str, description: str, *, cell: bool = False) -> _Parser:
+    prog = f"%%agentctx {name}" if cell else f"%agentctx {name}"
+    parser = _Parser(prog=prog, description=description, add_help=False, allow_abbrev=False)
+    parser.command = name
+    return parser
+
+
+def _build() -> dict[str, _Parser]:
+    parsers: dict[str, _Parser] = {}
+
+    p = _new("show", "Display a ContextView of a Context, a list of messages, or a session file.")
+    p.add_argument("target", metavar="CTX", help="a variable (Context or list of messages) or a .jsonl path")
+    parsers["show"] = p
+
+    p = _new(
+        "usage",
+        "Estimated tokens per message, the total, the model's context window and the share used, "
+        "and the lifetime usage of the turns run in this kernel.",
+    )
+    p.add_argument("target", metavar="CTX", help="a variable (Context or list of messages) or a .jsonl path")
+    p.add_argument("--model", metavar="NAME", help="model id for the context window (e.g. gpt-4o)")
+    p.add_argument(
+        "--no-exact",
+        dest="exact",
+        action="store_false",
+        help="leave out tiktoken's exact counts even when tiktoken and its encoding are available",
+    )
+    parsers["usage"] = p
+
+    p = _new(
+        "hooks",
+        "Define a named hook set from the cell: JavaScript as written for the spec, or Python functions "
+        "Create/Before/After/Done/Error. Without --lang, a cell with a line starting `def ` is Python.",
+        cell=True,
+    )
+    p.add_argument("name", metavar="NAME", help="a Python identifier; the hook set is bound to it")
+    p.add_argument("--lang", choices=("js", "python"), default=None, help="the cell's language")
+    parsers["hooks"] = p
+
+    p = _new(
+        "run",
+        "Run one turn of the hook lifecycle live in a ContextView and print a one-line summary. "
+        "A CTX that names no variable gets a new Context bound to it.",
+    )
+    p.add_argument("target", metavar="CTX", help="a Context variable, or a new name")
+    p.add_argument("text", metavar="TEXT", nargs="?", help="the user input (in %%%%agentctx run: the cell)")
+    p.add_argument("--hooks", metavar="NAME", help="a hook set from %%%%agentctx hooks, or a variable")
+    p.add_argument(
+        "--model",
+        metavar="NAME_OR_VAR",
+        help="a model variable, or a model id for the gauge (the reply is still scripted)",
+    )
+    p.add_argument("--accept", choices=("cui-web", "standard"), default="cui-web", help="the client kind")
+    p.add_argument("--no-stream", dest="stream", action="store_false", help="show the reply only when complete")
+    parsers["run"] = p
+
+    p = _new("load", "Load a session file (.jsonl) into a Context variable.")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--as", dest="name", metavar="NAME", help="variable name (default: the file's stem)")
+    parsers["load"] = p
+
+    p = _new(
+        "replay",
+        "Replay a session file into a new ContextView, streaming each assistant message in chunks.",
+    )
+    p.add_argument("path", metavar="PATH")
+    p.add_argument(
+        "--speed",
+        type=_positive_speed,
+        default=1.0,
+        metavar="X",
+        help="playback speed, > 0: 2 is twice as fast, inf replays with no pauses (default 1: 20 ms per chunk)",
+    )
+    parsers["replay"] = p
+
+    p = _new("help", "Show help for every subcommand, or for one.")
+    p.add_argument("command", metavar="COMMAND", nargs="?")
+    parsers["help"] = p
+    return parsers
+
+
+_PARSERS = _build()
+COMMANDS: tuple[str, ...] = tuple(_PARSERS)
+CELL_COMMANDS = frozenset({"hooks", "run"})
+LINE_COMMANDS = frozenset(COMMANDS) - {"hooks"}
+
+
+@dataclass(frozen=True)
+class ParsedCommand:
+    """One parsed ``%agentctx`` invocation."""
+
+    name: str
+    """The subcommand (a key of COMMANDS)."""
+    args: argparse.Namespace
+    """Its parsed arguments."""
+    cell: str | None
+    """The cell body for ``%%agentctx``, None for a line magic."""
+
+
+def parse_magic(line: str, cell: str | None = None) -> ParsedCommand:
+    """Split ``line`` like a shell and parse it; raise MagicUsageError naming what is wrong."""
+    try:
+        words = shlex.split(line, comments=False, posix=True)
+    except ValueError as error:  # "No closing quotation", "No escaped character"
+        raise MagicUsageError(f"cannot split {line.strip()!r}: {str(error).lower()}") from None
+    if not words:
+        words = ["help"]
+    name, rest = words[0], words[1:]
+    if name in ("-h", "--help"):
+        name = "help"
+    parser = _PARSERS.get(name)
+    if parser is None:
+        raise MagicUsageError(f"unknown command {name!r}; commands: {', '.join(COMMANDS)} (see %agentctx help)")
+    if any(word in ("-h", "--help") for word in rest):
+        return ParsedCommand("help", argparse.Namespace(command=name), None)
+    if cell is not None and name not in CELL_COMMANDS:
+        raise MagicUsageError(f"{name} is a line magic: write %agentctx {name} ... without a cell")
+    if cell is None and name not in LINE_COMMANDS:
+        raise MagicUsageError(f"{name} needs a cell: write %%agentctx {name} {' '.join(rest) or 'NAME'} on its first line")
+    args = parser.parse_args(rest)
+    return ParsedCommand(name, args, cell)
+
+
+def command_help(name: str) -> str:
+    """The full help of one subcommand."""
+    parser = _PARSERS.get(name)
+    if parser is None:
+        raise MagicUsageError(f"unknown command {name!r}; commands: {', '.join(COMMANDS)}")
+    return parser.format_help().rstrip()
+
+
+def overview() -> str:
+    """One usage line per subcommand, as ``%agentctx help`` prints it."""
+    lines = ["%agentctx: show, measure and run agent contexts (%load_ext agentctx_widgets)", ""]
+    for name, parser in _PARSERS.items():
+        lines.append(f"  {one_line_usage(parser)}")
+        lines.extend(textwrap.wrap(parser.description or "", 100, initial_indent=" " * 6, subsequent_indent=" " * 6))
+    lines.append("")
+    lines.append("%agentctx help COMMAND (or COMMAND --help) shows one command's options.")
+    lines.append("Errors print one line starting 'agentctx: ' to stderr and change nothing.")
+    return "\n".join(lines)
