@@ -1,0 +1,376 @@
+"""StreamProtocol driven without a browser: a fake clock and scheduler, every send recorded."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+try:
+    from agentctx_widgets.output import apply_message, new_state
+except ImportError:  # the output package has not landed yet: a minimal stand-in, for these tests only
+    import copy
+    import sys
+    import types
+
+    def new_state():
+        return {"order": [], "messages": {}}
+
+    def apply_message(state, msg):
+        state = copy.deepcopy(state)
+        msg_id = msg.get("id") or f"#{len(state['order'])}"
+        old = state["messages"].get(msg_id)
+        if old is not None and old["done"]:
+            raise ValueError("done")
+        if not msg.get("delta"):
+            if old is None:
+                state["order"].append(msg_id)
+            state["messages"][msg_id] = {"id": msg_id, "type": msg["type"], "props": copy.deepcopy(msg["props"]),
+                                         "done": bool(msg.get("done"))}
+            return state
+        if old is None:
+            raise ValueError(f"delta for unknown id {msg_id}")
+        key = msg["delta_path"]
+        value, target = msg["props"][key], old["props"].get(key)
+        if target is None:
+            old["props"][key] = value
+        elif isinstance(target, list):
+            target.extend(value if isinstance(value, list) else [value])
+        else:
+            old["props"][key] = target + value
+        old["done"] = bool(msg.get("done"))
+        return state
+
+    _stub = types.ModuleType("agentctx_widgets.output")
+    _stub.apply_message, _stub.new_state = apply_message, new_state
+    sys.modules["agentctx_widgets.output"] = _stub
+
+from agentctx_widgets.widget.stream import StreamProtocol, pending_appends
+
+
+class FakeTimers:
+    """A clock and scheduler the test advances by hand (no sleeping)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.timers: list[list[Any]] = []  # [due, fn, cancelled]
+
+    def clock(self) -> float:
+        return self.now
+
+    def schedule(self, delay: float, fn):
+        timer = [self.now + delay, fn, False]
+        self.timers.append(timer)
+
+        class Handle:
+            def cancel(self_inner) -> None:
+                timer[2] = True
+
+        return Handle()
+
+    def advance(self, seconds: float) -> None:
+        end = self.now + seconds
+        while True:
+            due = [t for t in self.timers if not t[2] and t[0] <= end]
+            if not due:
+                break
+            timer = min(due, key=lambda t: t[0])
+            self.timers.remove(timer)
+            self.now = max(self.now, timer[0])
+            timer[1]()
+        self.now = end
+
+
+class Recorder:
+    def __init__(self, header_calls: list[int] | None = None) -> None:
+        self.sent: list[dict[str, Any]] = []
+        self.sent_at: list[float] = []
+        self.snapshots: list[dict[str, Any]] = []
+        self.header_calls = 0
+
+
+def make(context=None, header=None):
+    timers = FakeTimers()
+    rec = Recorder()
+
+    def header_source() -> dict[str, Any]:
+        rec.header_calls += 1
+        return dict(header or {"name": "t", "count": 0, "tokens": 0, "window": None, "model": None})
+
+    def send(message: dict[str, Any]) -> None:
+        rec.sent.append(message)
+        rec.sent_at.append(timers.now)
+
+    def set_snapshot(state: dict[str, Any]) -> None:
+        import orjson
+
+        rec.snapshots.append(orjson.loads(orjson.dumps(state)))
+
+    proto = StreamProtocol(
+        send, set_snapshot, header_source, context=context, clock=timers.clock, schedule=timers.schedule
+    )
+    return proto, timers, rec
+
+
+def text(msg_id: str, content: str) -> dict[str, Any]:
+    return {"id": msg_id, "type": "text", "props": {"content": content}}
+
+
+def append(msg_id: str, content: str, path: str = "content") -> dict[str, Any]:
+    return {
+        "id": msg_id,
+        "type": "text",
+        "props": {path: content},
+        "delta": True,
+        "delta_path": path,
+        "delta_action": "append",
+    }
+
+
+def replay(sent: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a front end that saw every message would hold (outputs, pending, context, seq)."""
+    state: dict[str, Any] = {"seq": 0, "outputs": new_state(), "pending": None, "context": [], "header": None}
+    for message in sent:
+        if message["kind"] == "snapshot":
+            state = {k: v for k, v in message["state"].items()}
+            continue
+        assert message["seq"] == state["seq"] + 1, "batches must be numbered without gaps"
+        state["seq"] = message["seq"]
+        for op in message["ops"]:
+            kind = op["op"]
+            if kind == "out":
+                state["outputs"] = apply_message(state["outputs"], op["message"])
+            elif kind == "clear_output":
+                state["outputs"] = new_state()
+            elif kind == "pending":
+                state["pending"] = op["message"]
+            elif kind == "pending_append":
+                state["pending"]["content"][op["index"]][op["key"]] += op["text"]
+            elif kind == "header":
+                state["header"] = op["header"]
+            elif kind == "ctx":
+                ctx = state["context"]
+                if op["action"] == "added":
+                    ctx.insert(op["index"], op["message"])
+                elif op["action"] == "updated":
+                    ctx[op["index"]] = op["message"]
+                elif op["action"] == "removed":
+                    del ctx[op["index"]]
+                else:
+                    state["context"] = list(op["messages"])
+    return state
+
+
+def test_first_message_goes_out_at_once_as_batch_one():
+    proto, timers, rec = make()
+    proto.output(text("m1", "Hello"))
+    assert rec.sent == [{"kind": "batch", "seq": 1, "ops": [{"op": "out", "message": text("m1", "Hello")}]}]
+
+
+def test_appends_within_the_interval_merge_into_one_op_sent_by_the_trailing_timer():
+    proto, timers, rec = make()
+    proto.output(text("m1", "He"))
+    for piece in ["ll", "o", ",", " world"]:
+        proto.output(append("m1", piece))
+    assert len(rec.sent) == 1  # still inside the 30 ms window
+    timers.advance(0.030)
+    assert rec.sent[1] == {"kind": "batch", "seq": 2, "ops": [{"op": "out", "message": append("m1", "llo, world")}]}
+    assert proto.outputs["messages"]["m1"]["props"]["content"] == "Hello, world"
+
+
+def test_appends_to_different_messages_interleaved_stay_in_order():
+    proto, timers, rec = make()
+    proto.output(text("a", ""))
+    proto.output(text("b", ""))
+    for piece in ["1", "2"]:
+        proto.output(append("a", piece))
+    proto.output(append("b", "x"))
+    proto.output(append("a", "3"))
+    timers.advance(0.030)
+    ops = rec.sent[-1]["ops"]
+    assert [(op["message"]["id"], op["message"]["props"]) for op in ops] == [
+        ("b", {"content": ""}),
+        ("a", {"content": "12"}),
+        ("b", {"content": "x"}),
+        ("a", {"content": "3"}),
+    ]
+    assert replay(rec.sent)["outputs"] == proto.outputs
+
+
+def test_appends_onto_a_list_are_not_joined_into_one_string():
+    proto, timers, rec = make()
+    proto.output({"id": "t", "type": "action", "props": {"items": ["a"]}})
+    proto.output({**append("t", "b", "items"), "type": "action"})
+    proto.output({**append("t", "c", "items"), "type": "action"})
+    timers.advance(0.030)
+    assert proto.outputs["messages"]["t"]["props"]["items"] == ["a", "b", "c"]
+    assert replay(rec.sent)["outputs"]["messages"]["t"]["props"]["items"] == ["a", "b", "c"]
+
+
+def test_a_done_delta_closes_the_message_and_ends_coalescing():
+    proto, timers, rec = make()
+    proto.output(text("m", "a"))
+    proto.output(append("m", "b"))
+    proto.output({**append("m", "c"), "done": True})
+    timers.advance(0.030)
+    assert proto.outputs["messages"]["m"]["props"]["content"] == "abc"
+    assert proto.outputs["messages"]["m"]["done"] is True
+    assert replay(rec.sent)["outputs"] == proto.outputs
+
+
+def test_a_bad_delta_warns_and_sends_nothing():
+    proto, timers, rec = make()
+    with pytest.warns(UserWarning, match="nope"):
+        proto.output(append("nope", "x"))
+    timers.advance(1.0)
+    assert [m for m in rec.sent if m["kind"] == "batch"] == []
+
+
+def test_one_hundred_thousand_deltas_arrive_whole_in_at_most_one_message_per_30ms():
+    proto, timers, rec = make()
+    proto.output(text("m", ""))
+    expected = []
+    for i in range(100_000):
+        piece = f"{i:04d} "[-5:]
+        expected.append(piece)
+        proto.output(append("m", piece))
+        if i % 10 == 0:
+            timers.advance(0.001)  # 10 deltas per simulated millisecond
+    timers.advance(1.0)
+    full = "".join(expected)
+    assert proto.outputs["messages"]["m"]["props"]["content"] == full
+    assert replay(rec.sent)["outputs"]["messages"]["m"]["props"]["content"] == full
+    gaps = [b - a for a, b in zip(rec.sent_at, rec.sent_at[1:])]
+    assert min(gaps) >= 0.030 - 1e-9
+    assert len(rec.sent) <= 10_000 / 30 + 2
+
+
+def test_random_streams_replay_to_the_kernel_state():
+    rnd = random.Random(7)
+    for _ in range(30):
+        proto, timers, rec = make()
+        ids = ["a", "b", "c"]
+        for msg_id in ids:
+            proto.output(text(msg_id, ""))
+        for _ in range(300):
+            roll = rnd.random()
+            msg_id = rnd.choice(ids)
+            if roll < 0.8:
+                proto.output(append(msg_id, rnd.choice(["x", "yz", "", "\n"])))
+            elif roll < 0.9:
+                proto.output(text(msg_id, "reset"))
+            elif roll < 0.95:
+                proto.output({"id": msg_id, "type": "text", "props": {"extra": [1]}, "delta": True,
+                              "delta_path": "extra", "delta_action": "append"})
+            else:
+                proto.request_sync(0)
+            timers.advance(rnd.choice([0.0, 0.005, 0.031]))
+        timers.advance(2.0)
+        assert replay(rec.sent)["outputs"] == proto.outputs
+
+
+def test_pending_growth_becomes_pending_append_ops_diffed_at_flush_time():
+    proto, timers, rec = make()
+    live = {"type": 3, "content": [{"type": "text", "text": "Hel"}]}
+    proto.set_pending(live)
+    assert rec.sent[-1]["ops"] == [{"op": "pending", "message": {"type": 3, "content": [{"type": "text", "text": "Hel"}]}}]
+    live["content"][0]["text"] += "lo"  # mutated in place, by reference, as the runner does
+    proto.set_pending(live)
+    live["content"][0]["text"] += "!"
+    proto.set_pending(live)
+    timers.advance(0.030)
+    assert rec.sent[-1]["ops"] == [{"op": "pending_append", "index": 0, "key": "text", "text": "lo!"}]
+    live["content"].append({"type": "toolCall", "callId": "c1", "name": "f", "arguments": {}})
+    proto.set_pending(live)
+    timers.advance(0.030)
+    assert rec.sent[-1]["ops"][0]["op"] == "pending"
+    assert rec.sent[-1]["ops"][0]["message"]["content"][1]["name"] == "f"
+    proto.set_pending(None)
+    timers.advance(0.030)
+    assert rec.sent[-1]["ops"] == [{"op": "pending", "message": None}]
+    assert replay(rec.sent)["pending"] is None
+
+
+def test_pending_appends_refuses_anything_but_text_growth():
+    old = {"type": 3, "content": [{"type": "text", "text": "ab"}]}
+    assert pending_appends(old, {"type": 3, "content": [{"type": "text", "text": "abc"}]}) == [
+        {"op": "pending_append", "index": 0, "key": "text", "text": "c"}
+    ]
+    assert pending_appends(old, {"type": 3, "content": [{"type": "text", "text": "xb"}]}) is None
+    assert pending_appends(old, {"type": 3, "content": []}) is None
+    assert pending_appends(old, {"type": 3, "error": "x", "content": [{"type": "text", "text": "ab"}]}) is None
+    assert pending_appends(old, old) == []
+
+
+def test_sync_request_is_answered_with_a_snapshot_that_folds_in_queued_ops():
+    proto, timers, rec = make()
+    proto.output(text("m", "a"))
+    proto.output(append("m", "b"))  # queued
+    proto.request_sync(0)
+    timers.advance(0.030)
+    last = rec.sent[-1]
+    assert last["kind"] == "snapshot" and last["seq"] == 2
+    assert last["state"]["outputs"]["messages"]["m"]["props"]["content"] == "ab"
+    proto.output(append("m", "c"))
+    timers.advance(0.030)
+    assert rec.sent[-1]["seq"] == 3 and rec.sent[-1]["kind"] == "batch"
+
+
+def test_context_changes_become_ops_and_the_header_is_computed_once_per_flush():
+    proto, timers, rec = make(context=[{"type": 2, "content": [{"type": "text", "text": "hi"}]}])
+    calls = rec.header_calls
+    m = {"type": 3, "content": [{"type": "text", "text": "yo"}]}
+    proto.context_change({"action": "added", "index": 1, "message": m})
+    m["content"][0]["text"] = "mutated later"  # the view keeps its own copy
+    for i in range(2, 50):
+        proto.context_change({"action": "added", "index": i, "message": {"type": 2, "content": []}})
+    proto.context_change({"action": "updated", "index": 0, "message": {"type": 2, "content": [{"type": "text", "text": "hey"}]}})
+    proto.context_change({"action": "removed", "index": 49, "message": {}})
+    timers.advance(0.030)
+    assert rec.header_calls - calls == 2  # one per flush, not one per change
+    assert proto.context[1]["content"][0]["text"] == "yo"
+    assert len(proto.context) == 49
+    state = replay([{"kind": "snapshot", "seq": 0, "state": rec.snapshots[0]}, *rec.sent])
+    assert state["context"] == proto.context
+
+
+def test_settled_snapshot_is_written_at_most_once_a_second_and_after_the_burst():
+    proto, timers, rec = make()
+    assert len(rec.snapshots) == 1 and rec.snapshots[0]["seq"] == 0
+    proto.output(text("m", ""))
+    for i in range(3000):  # 3 s of 1 delta per ms
+        proto.output(append("m", "x"))
+        timers.advance(0.001)
+    timers.advance(2.0)
+    written = rec.snapshots[1:]
+    assert 2 <= len(written) <= 4
+    final = written[-1]
+    assert final["seq"] == proto.seq
+    assert final["outputs"]["messages"]["m"]["props"]["content"] == "x" * 3000
+    # every written snapshot is the exact state at its seq: replaying from it gives the end state
+    for snap in written:
+        later = [m for m in rec.sent if m["seq"] > snap["seq"]]
+        assert replay([{"kind": "snapshot", "seq": snap["seq"], "state": snap}, *later])["outputs"] == proto.outputs
+
+
+def test_clear_output_forgets_outputs_but_not_context():
+    proto, timers, rec = make(context=[{"type": 2, "content": [{"type": "text", "text": "hi"}]}])
+    proto.output(text("m", "a"))
+    proto.clear_output()
+    timers.advance(0.030)
+    assert proto.outputs == new_state()
+    assert len(proto.context) == 1
+    assert {"op": "clear_output"} in rec.sent[-1]["ops"]
+
+
+def test_close_sends_what_is_left_and_stops_timers():
+    proto, timers, rec = make()
+    proto.output(text("m", "a"))
+    proto.output(append("m", "b"))
+    proto.close()
+    assert rec.sent[-1]["ops"] == [{"op": "out", "message": append("m", "b")}]
+    count = len(rec.sent)
+    proto.output(append("m", "c"))
+    timers.advance(5.0)
+    assert len(rec.sent) == count
