@@ -1,7 +1,7 @@
 """Argument parsing for ``%agentctx``: one argparse parser per subcommand, no IPython here.
 
 argparse prints and exits on a bad argument; a magic must do neither, so every parser here raises
-:class:`MagicUsageError` instead, with a message short enough to show on one line.
+:class:`MagicError` instead, with a message short enough to show on one line.
 """
 
 from __future__ import annotations
@@ -12,24 +12,27 @@ import textwrap
 from dataclasses import dataclass
 from typing import NoReturn
 
-__all__ = ["COMMANDS", "MagicUsageError", "ParsedCommand", "command_help", "overview", "parse_magic"]
+__all__ = ["COMMANDS", "MagicError", "ParsedCommand", "command_help", "overview", "parse_magic"]
 
 
-class MagicUsageError(ValueError):
-    """A bad ``%agentctx`` command line; its message is shown to the user as is."""
+class MagicError(ValueError):
+    """A bad ``%agentctx`` command: bad arguments, unknown variable, missing file, failing hook.
+
+    Its message is shown to the user as is, after ``agentctx: ``.
+    """
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser that raises MagicUsageError instead of printing and exiting."""
+    """An ArgumentParser that raises MagicError instead of printing and exiting."""
 
     command = ""
     """The subcommand this parser reads, for messages."""
 
     def error(self, message: str) -> NoReturn:
-        raise MagicUsageError(f"{self.command}: {message} (usage: {one_line_usage(self)})")
+        raise MagicError(f"{self.command}: {message} (usage: {one_line_usage(self)})")
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
-        raise MagicUsageError(f"{self.command}: {message.strip() if message else 'stopped'}")
+        raise MagicError(f"{self.command}: {message.strip() if message else 'stopped'}")
 
 
 def one_line_usage(parser: argparse.ArgumentParser) -> str:
@@ -147,11 +150,11 @@ class ParsedCommand:
 
 
 def parse_magic(line: str, cell: str | None = None) -> ParsedCommand:
-    """Split ``line`` like a shell and parse it; raise MagicUsageError naming what is wrong."""
+    """Split ``line`` like a shell and parse it; raise MagicError naming what is wrong."""
     try:
         words = shlex.split(line, comments=False, posix=True)
     except ValueError as error:  # "No closing quotation", "No escaped character"
-        raise MagicUsageError(f"cannot split {line.strip()!r}: {str(error).lower()}") from None
+        raise MagicError(f"cannot split {line.strip()!r}: {str(error).lower()}") from None
     if not words:
         words = ["help"]
     name, rest = words[0], words[1:]
@@ -159,13 +162,13 @@ def parse_magic(line: str, cell: str | None = None) -> ParsedCommand:
         name = "help"
     parser = _PARSERS.get(name)
     if parser is None:
-        raise MagicUsageError(f"unknown command {name!r}; commands: {', '.join(COMMANDS)} (see %agentctx help)")
+        raise MagicError(f"unknown command {name!r}; commands: {', '.join(COMMANDS)} (see %agentctx help)")
     if any(word in ("-h", "--help") for word in rest):
         return ParsedCommand("help", argparse.Namespace(command=name), None)
     if cell is not None and name not in CELL_COMMANDS:
-        raise MagicUsageError(f"{name} is a line magic: write %agentctx {name} ... without a cell")
+        raise MagicError(f"{name} is a line magic: write %agentctx {name} ... without a cell")
     if cell is None and name not in LINE_COMMANDS:
-        raise MagicUsageError(f"{name} needs a cell: write %%agentctx {name} {' '.join(rest) or 'NAME'} on its first line")
+        raise MagicError(f"{name} needs a cell: write %%agentctx {name} {' '.join(rest) or 'NAME'} on its first line")
     args = parser.parse_args(rest)
     return ParsedCommand(name, args, cell)
 
@@ -174,7 +177,7 @@ def command_help(name: str) -> str:
     """The full help of one subcommand."""
     parser = _PARSERS.get(name)
     if parser is None:
-        raise MagicUsageError(f"unknown command {name!r}; commands: {', '.join(COMMANDS)}")
+        raise MagicError(f"unknown command {name!r}; commands: {', '.join(COMMANDS)}")
     return parser.format_help().rstrip()
 
 

@@ -1,0 +1,312 @@
+"""The table ``%agentctx usage`` shows: estimated tokens per message, the window share, lifetime usage.
+
+Pure Python (no IPython): the report is plain data with an HTML rendering for people (JupyterLab CSS
+variables, so it follows the light and dark themes) and a fixed-width text rendering that nbval compares.
+Exact counts come from tiktoken only when it is installed *and* its encoding is already on disk:
+tiktoken downloads encodings on first use, and a notebook must never wait on the network to show usage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from .context import estimate_context_tokens, fallback_context_window, is_record
+
+__all__ = ["MessageUsage", "UsageReport", "build_usage_report", "try_exact_counter"]
+
+_ROLES = {1: "system", 2: "user", 3: "assistant", 4: "tool"}
+_PREVIEW_CHARS = 48
+_ENCODING_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+_DEFAULT_ENCODING = "o200k_base"
+
+ExactCounter = Callable[[str], int]
+
+
+@dataclass(frozen=True)
+class MessageUsage:
+    """One row of the report."""
+
+    index: int
+    """Position in the context."""
+    role: str
+    """system / user / assistant / tool, or the record's own type for a metadata record."""
+    estimate: int | None
+    """Estimated tokens (words × 4/3, rounded up); None for a record, which providers never see."""
+    exact: int | None
+    """tiktoken's count of the message's text, when available."""
+    preview: str
+    """The start of the message's text on one line."""
+
+
+@dataclass(frozen=True)
+class UsageReport:
+    """What ``%agentctx usage`` displays; ``repr()`` is the deterministic text table."""
+
+    rows: tuple[MessageUsage, ...]
+    total: int
+    """estimate_context_tokens of the whole context (what the view's gauge shows)."""
+    model: str | None
+    window: int | None
+    """The model's fallback context window, or None when unknown."""
+    lifetime: Mapping[str, Any] | None
+    """usage_add totals of the turns run in this kernel (None when none ran)."""
+    lifetime_turns: int
+    encoding: str | None = None
+    """The tiktoken encoding behind the exact counts, or None when there are none."""
+
+    @property
+    def exact_total(self) -> int | None:
+        if self.encoding is None:
+            return None
+        return sum(row.exact or 0 for row in self.rows)
+
+    @property
+    def share(self) -> float | None:
+        """Fraction of the window the context uses, or None without a window."""
+        return self.total / self.window if self.window else None
+
+    # ---- text -----------------------------------------------------------------------------
+    def _header(self) -> str:
+        if self.model is None:
+            return "Context usage (no model: pass --model NAME for the context window)"
+        if self.window is None:
+            return f"Context usage, model {self.model} (context window unknown)"
+        return f"Context usage, model {self.model} (context window {self.window:,} tokens)"
+
+    def _total_line(self) -> str:
+        line = f"total: {self.total:,} tokens (estimate)"
+        if self.exact_total is not None:
+            line += f", {self.exact_total:,} exact ({self.encoding}, text only)"
+        if self.window is not None:
+            line += f" = {_percent(self.share or 0.0)} of {self.window:,}"
+        return line
+
+    def _lifetime_line(self) -> str:
+        if not self.lifetime or not self.lifetime_turns:
+            return "lifetime in this kernel: no turns run yet"
+        turns = "turn" if self.lifetime_turns == 1 else "turns"
+        line = (
+            f"lifetime in this kernel: {self.lifetime_turns} {turns}, "
+            f"{_int(self.lifetime.get('inputTokens')):,} in + {_int(self.lifetime.get('outputTokens')):,} out"
+            f" = {_int(self.lifetime.get('totalTokens')):,} tokens"
+        )
+        cost = self.lifetime.get("cost")
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+            line += f", cost {cost:g}"
+        return line
+
+    def to_text(self) -> str:
+        """The fixed-width table (what nbval compares)."""
+        exact = self.encoding is not None
+        head = ["#", "role", "est."] + (["exact"] if exact else []) + ["preview"]
+        body = []
+        for row in self.rows:
+            cells = [str(row.index), row.role, _cell(row.estimate)]
+            if exact:
+                cells.append(_cell(row.exact))
+            cells.append(row.preview)
+            body.append(cells)
+        widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head) - 1)]
+        numeric = {0, 2, 3} if exact else {0, 2}
+        lines = [self._header()]
+        for cells in [head, *body]:
+            parts = [
+                cells[i].rjust(widths[i]) if i in numeric else cells[i].ljust(widths[i])
+                for i in range(len(cells) - 1)
+            ]
+            lines.append(("  " + "  ".join(parts) + "  " + cells[-1]).rstrip())
+        if not body:
+            lines.append("  (empty context)")
+        lines.append(self._total_line())
+        lines.append(self._lifetime_line())
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.to_text()
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(self.to_text())
+
+    # ---- HTML -----------------------------------------------------------------------------
+    def _repr_html_(self) -> str:
+        exact = self.encoding is not None
+        esc = html.escape
+        cell = "padding:2px 8px;border-bottom:1px solid var(--jp-border-color2,#e0e0e0);"
+        num = cell + "text-align:right;font-family:var(--jp-code-font-family,monospace);"
+        head = "".join(
+            f'<th style="{cell}text-align:{align};font-weight:600">{esc(label)}</th>'
+            for label, align in [("#", "right"), ("role", "left"), ("est. tokens", "right")]
+            + ([(f"exact ({self.encoding})", "right")] if exact else [])
+            + [("preview", "left")]
+        )
+        rows = []
+        for row in self.rows:
+            muted = "color:var(--jp-ui-font-color2,#757575);" if row.estimate is None else ""
+            tds = [
+                f'<td style="{num}{muted}">{row.index}</td>',
+                f'<td style="{cell}{muted}">{esc(row.role)}</td>',
+                f'<td style="{num}{muted}">{esc(_cell(row.estimate))}</td>',
+            ]
+            if exact:
+                tds.append(f'<td style="{num}{muted}">{esc(_cell(row.exact))}</td>')
+            tds.append(f'<td style="{cell}{muted}white-space:pre">{esc(row.preview)}</td>')
+            rows.append("<tr>" + "".join(tds) + "</tr>")
+        gauge = ""
+        if self.share is not None:
+            width = min(100.0, self.share * 100)
+            gauge = (
+                '<div style="margin:6px 0;height:6px;width:240px;border-radius:3px;'
+                'background:var(--jp-layout-color3,#e0e0e0)" role="meter" '
+                f'aria-valuemin="0" aria-valuemax="{self.window}" aria-valuenow="{self.total}">'
+                f'<div style="height:6px;width:{width:.2f}%;border-radius:3px;'
+                'background:var(--jp-brand-color1,#1976d2)"></div></div>'
+            )
+        return (
+            '<div class="agentctx-usage" style="color:var(--jp-ui-font-color1,inherit);'
+            'font-family:var(--jp-ui-font-family,sans-serif);font-size:var(--jp-ui-font-size1,13px)">'
+            f'<div style="font-weight:600;margin-bottom:4px">{esc(self._header())}</div>'
+            f'<table style="border-collapse:collapse"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>'
+            f'<div style="margin-top:4px">{esc(self._total_line())}</div>{gauge}'
+            f'<div style="color:var(--jp-ui-font-color2,#757575)">{esc(self._lifetime_line())}</div>'
+            "</div>"
+        )
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _cell(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def _percent(share: float) -> str:
+    if 0 < share < 0.0001:
+        return "<0.01%"
+    return f"{share * 100:.2f}%"
+
+
+def _message_text(message: Mapping[str, Any]) -> str:
+    """Every string a provider would read in the message, space-joined (for preview and exact counts)."""
+    parts: list[str] = []
+    content = message.get("content")
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, Mapping):
+            continue
+        kind = block.get("type")
+        if kind in ("text", "thinking") and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif kind == "toolCall":
+            arguments = block.get("arguments")
+            if not isinstance(arguments, str):
+                arguments = orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS).decode()
+            parts.append(f"{block.get('name', '?')}({arguments})")
+        elif kind in ("image", "binary"):
+            parts.append(f"[{block.get('mimetype') or kind} {block.get('filename') or ''}]".replace(" ]", "]"))
+    return " ".join(parts)
+
+
+def _preview(text: str) -> str:
+    one_line = " ".join(text.split())
+    if len(one_line) <= _PREVIEW_CHARS:
+        return one_line
+    return one_line[: _PREVIEW_CHARS - 1] + "…"
+
+
+def _role(message: Any) -> str:
+    if is_record(message):
+        return str(message["type"])
+    kind = message.get("type") if isinstance(message, Mapping) else None
+    return _ROLES.get(kind, f"type {kind}")
+
+
+def _encoding_cached(name: str) -> bool:
+    """Is tiktoken's file for encoding ``name`` on disk (so get_encoding will not download)?"""
+    if "TIKTOKEN_CACHE_DIR" in os.environ:
+        cache_dir = os.environ["TIKTOKEN_CACHE_DIR"]
+    elif "DATA_GYM_CACHE_DIR" in os.environ:
+        cache_dir = os.environ["DATA_GYM_CACHE_DIR"]
+    else:
+        cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    if not cache_dir:
+        return False
+    key = hashlib.sha1(_ENCODING_URL.format(name=name).encode()).hexdigest()
+    return os.path.exists(os.path.join(cache_dir, key))
+
+
+def try_exact_counter(model: str | None) -> tuple[str, ExactCounter] | None:
+    """tiktoken's (encoding name, counter) for ``model``, or None when it is missing or not offline.
+
+    No model means o200k_base (the current OpenAI tokenizer); a model tiktoken does not know (a Claude
+    or Gemini id) gets no exact count, since an OpenAI tokenizer's count would not be exact for it.
+    """
+    try:
+        import tiktoken
+    except ImportError:
+        return None
+    if model is None:
+        name = _DEFAULT_ENCODING
+    else:
+        try:
+            name = tiktoken.encoding_name_for_model(model)
+        except KeyError:
+            return None
+    try:
+        from tiktoken import registry
+
+        loaded = name in getattr(registry, "ENCODINGS", {})
+        if not loaded and not _encoding_cached(name):
+            return None
+        encoding = tiktoken.get_encoding(name)
+    except Exception:  # a broken cache or plugin: exact counts are optional, say nothing
+        return None
+    return name, lambda text: len(encoding.encode(text, disallowed_special=()))
+
+
+def build_usage_report(
+    messages: Iterable[Any],
+    *,
+    model: str | None = None,
+    lifetime: Mapping[str, Any] | None = None,
+    lifetime_turns: int = 0,
+    exact: bool = True,
+    exact_counter: tuple[str, ExactCounter] | None = None,
+) -> UsageReport:
+    """Measure ``messages`` for the report; ``exact_counter`` overrides the tiktoken lookup (tests)."""
+    items = list(messages)
+    if exact and exact_counter is None:
+        exact_counter = try_exact_counter(model)
+    if not exact:
+        exact_counter = None
+    rows = []
+    for index, message in enumerate(items):
+        record = is_record(message)
+        text = "" if record else _message_text(message)
+        rows.append(
+            MessageUsage(
+                index=index,
+                role=_role(message),
+                estimate=None if record else estimate_context_tokens([message]),
+                exact=None if record or exact_counter is None else exact_counter[1](text),
+                preview=_preview(text) if not record else "",
+            )
+        )
+    window = fallback_context_window(model) if model else None
+    return UsageReport(
+        rows=tuple(rows),
+        total=estimate_context_tokens(items),
+        model=model,
+        window=window,
+        lifetime=dict(lifetime) if lifetime else None,
+        lifetime_turns=lifetime_turns,
+        encoding=exact_counter[0] if exact_counter else None,
+    )

@@ -1,0 +1,409 @@
+"""``%agentctx``: show, measure and run agent contexts from notebook cells.
+
+Load with ``%load_ext agentctx_widgets``. Subcommands (``%agentctx help`` prints them all):
+
+- ``%agentctx show CTX`` — a ContextView of a Context variable, a list-of-messages variable, or a session
+  file path (``.jsonl``; a variable holding a path works too).
+- ``%agentctx usage CTX [--model NAME] [--no-exact]`` — estimated tokens per message, the total, the
+  model's context window and the share used, and the lifetime usage of the turns run in this kernel.
+  Returns a report (HTML for people, a text table as ``text/plain`` for nbval). With tiktoken installed
+  *and* its encoding already cached on disk, exact counts stand beside the estimates; otherwise they are
+  left out silently (tiktoken would otherwise download the encoding).
+- ``%%agentctx hooks NAME [--lang js|python]`` — defines a hook set from the cell and binds it to
+  ``NAME`` (also usable as ``--hooks NAME``). JavaScript is run as the spec writes hooks; Python is
+  executed in a fresh namespace and its ``Create/Before/After/Done/Error`` functions are taken. Without
+  ``--lang``, a cell with a line starting with ``def `` is Python, anything else JavaScript.
+- ``%agentctx run CTX "text" [--hooks NAME] [--model NAME_OR_VAR] [--accept cui-web|standard]
+  [--no-stream]`` — runs one turn live in a displayed ContextView and prints a one-line summary. The
+  default model is a ScriptedModel; a ``--model`` that names no variable is only the model id for the
+  gauge. A ``CTX`` that names no variable gets a new ``Context`` bound to it once the turn succeeds.
+  ``%%agentctx run CTX`` takes the user text from the cell.
+- ``%agentctx load PATH [--as NAME]`` — a session file into a Context variable (default: the file stem).
+- ``%agentctx replay PATH [--speed X]`` — replays a session into a new view, streaming each assistant
+  message in chunks (about 20 ms per chunk at speed 1; ``--speed inf`` does not pause).
+
+Any failure — a bad argument, an unknown variable, a missing file, a hook that fails — prints one line
+``agentctx: ...`` to stderr, never a traceback, and changes nothing: no variable is bound, and a context
+a failed turn touched is put back as it was.
+"""
+
+from __future__ import annotations
+
+import copy
+import keyword
+import re
+import sys
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.display import display
+
+from ._magic_args import MagicError, command_help, overview, parse_magic
+from ._usage_report import UsageReport, build_usage_report
+
+__all__ = ["AgentContextMagics", "load_ipython_extension"]
+
+HOOK_NAMES = ("Create", "Before", "After", "Done", "Error")
+REPLAY_CHUNK_SECONDS = 0.02
+"""Pause between two streamed chunks of a replayed assistant message at ``--speed 1``."""
+
+_PYTHON_CELL = re.compile(r"^\s*(?:async\s+)?def\s", re.MULTILINE)
+_CHUNK = re.compile(r"\s*\S+\s*")
+_ASSISTANT = 3
+
+
+def _report(message: str) -> None:
+    print(f"agentctx: {message}", file=sys.stderr)
+
+
+def _kind(value: Any) -> str:
+    return type(value).__name__
+
+
+def _identifier(name: str, what: str) -> str:
+    if not name.isidentifier() or keyword.iskeyword(name):
+        raise MagicError(f"{what}: {name!r} is not a valid Python variable name")
+    return name
+
+
+def detect_language(cell: str) -> str:
+    """``python`` when a line starts with ``def `` (or ``async def ``), else ``js``."""
+    return "python" if _PYTHON_CELL.search(cell) else "js"
+
+
+def restore_messages(context: Any, before: list) -> None:
+    """Put ``context`` back to the messages ``before`` (a deep copy), touching only what differs."""
+    now = context.messages()
+    if now == before:
+        return
+    keep = 0
+    while keep < min(len(now), len(before)) and now[keep] == before[keep]:
+        keep += 1
+    context.truncate(keep)
+    for message in before[keep:]:
+        context.append(copy.deepcopy(message), merge=False)
+
+
+def stream_chunks(text: str) -> list[str]:
+    """Split text into word-sized chunks that join back to exactly ``text``."""
+    chunks = _CHUNK.findall(text)
+    return chunks if "".join(chunks) == text else [text]
+
+
+def _describe_error(error: Any) -> str:
+    if isinstance(error, BaseException):
+        return f"{_kind(error)}: {error}"
+    if isinstance(error, Mapping):
+        message = error.get("message") or error.get("error") or error
+        hook = error.get("hook")
+        return f"{hook}: {message}" if hook else str(message)
+    return str(error)
+
+
+@magics_class
+class AgentContextMagics(Magics):
+    """The ``%agentctx`` line magic and ``%%agentctx`` cell magic."""
+
+    def __init__(self, shell: Any) -> None:
+        super().__init__(shell)
+        self.hook_sets: dict[str, Any] = {}
+        """Hook sets defined with ``%%agentctx hooks NAME``, by name."""
+        self.last_result: Any = None
+        """The TurnResult of the last ``%agentctx run`` (for inspection after a run)."""
+
+    @property
+    def _ns(self) -> dict[str, Any]:
+        return self.shell.user_ns
+
+    @line_cell_magic
+    def agentctx(self, line: str, cell: str | None = None) -> Any:
+        """Show, measure and run agent contexts; ``%agentctx help`` lists the subcommands."""
+        name = "agentctx"
+        try:
+            command = parse_magic(line, cell)
+            name = command.name
+            handler: Callable[[Any, str | None], Any] = getattr(self, f"_do_{command.name}")
+            return handler(command.args, command.cell)
+        except MagicError as error:
+            _report(str(error))
+        except Exception as error:  # a failure inside the package: one line, never a traceback
+            _report(f"{name}: {_kind(error)}: {error}")
+        return None
+
+    # ---- resolving names ------------------------------------------------------------------
+    def _load_path(self, path: str | Path, what: str) -> Any:
+        from .context import Context
+
+        file = Path(path).expanduser()
+        if not file.is_file():
+            raise MagicError(f"{what}: no such file: {str(path)!r}")
+        try:
+            return Context.load(file)
+        except (OSError, ValueError, TypeError) as error:
+            raise MagicError(f"{what}: cannot read {file.name}: {error}") from None
+
+    def _context_from(self, token: str, what: str) -> tuple[Any, str]:
+        """A Context for ``token``: a variable (Context, list of messages, path) or a file path."""
+        from .context import Context
+
+        if token in self._ns:
+            value = self._ns[token]
+            if isinstance(value, Context):
+                return value, token
+            if isinstance(value, (list, tuple)):
+                try:
+                    return Context(list(value)), token
+                except (TypeError, ValueError) as error:
+                    raise MagicError(f"{what}: {token} is not a list of messages: {error}") from None
+            if isinstance(value, (str, Path)):
+                return self._load_path(value, what), Path(value).name
+            raise MagicError(
+                f"{what}: {token} holds a {_kind(value)}, not a Context, a list of messages or a session path"
+            )
+        if token.isidentifier() and not Path(token).exists():
+            raise MagicError(f"{what}: no variable or file named {token!r}")
+        return self._load_path(token, what), Path(token).name
+
+    def _hooks_from(self, name: str | None) -> Any:
+        if name is None:
+            return None
+        if name in self.hook_sets:
+            return self.hook_sets[name]
+        if name in self._ns:
+            return self._ns[name]
+        known = ", ".join(sorted(self.hook_sets)) or "none yet; define one with %%agentctx hooks NAME"
+        raise MagicError(f"run: no hook set named {name!r} (defined: {known})")
+
+    def _model_from(self, token: str | None, text: str) -> tuple[Any, str | None]:
+        """(model, model id for the gauge); a name that is no variable is only the id."""
+        from .models import ScriptedModel
+
+        if token is None:
+            return ScriptedModel([f"Scripted reply to: {text}"]), None
+        if token not in self._ns:
+            return ScriptedModel([f"Scripted reply to: {text}"]), token
+        value = self._ns[token]
+        if isinstance(value, str):
+            return ScriptedModel([f"Scripted reply to: {text}"]), value
+        if not callable(getattr(value, "stream", None)):
+            raise MagicError(f"run: {token} holds a {_kind(value)}, not a model (an object with .stream())")
+        model_id = next(
+            (v for v in (getattr(value, attr, None) for attr in ("model_id", "model", "name")) if isinstance(v, str)),
+            None,
+        )
+        return value, model_id
+
+    # ---- subcommands ----------------------------------------------------------------------
+    def _do_help(self, args: Any, cell: str | None) -> None:
+        print(command_help(args.command) if args.command else overview())
+
+    def _do_show(self, args: Any, cell: str | None) -> None:
+        from .widget import ContextView
+
+        context, title = self._context_from(args.target, "show")
+        display(ContextView(context, title=title))
+
+    def _do_usage(self, args: Any, cell: str | None) -> UsageReport:
+        context, _ = self._context_from(args.target, "usage")
+        lifetime, turns = _lifetime_usage()
+        return build_usage_report(
+            context.messages(), model=args.model, lifetime=lifetime, lifetime_turns=turns, exact=args.exact
+        )
+
+    def _do_hooks(self, args: Any, cell: str | None) -> None:
+        name = _identifier(args.name, "hooks")
+        source = cell or ""
+        if not source.strip():
+            raise MagicError(f"hooks {name}: the cell is empty; write the hook functions below the magic line")
+        language = args.lang or detect_language(source)
+        hooks, defined = _js_hooks(name, source) if language == "js" else _python_hooks(name, source)
+        self.hook_sets[name] = hooks
+        self._ns[name] = hooks
+        label = "JavaScript" if language == "js" else "Python"
+        print(f"hook set {name} ({label}): {', '.join(defined) or 'no hooks'}")
+
+    def _do_run(self, args: Any, cell: str | None) -> None:
+        from .context import Context
+        from .hooks import run_turn
+        from .widget import ContextView
+
+        if cell is not None and args.text is not None:
+            raise MagicError("run: give the user text on the magic line or in the cell, not both")
+        text = args.text if cell is None else cell.strip("\n")
+        if text is None or not text.strip():
+            raise MagicError('run: no user text; write %agentctx run CTX "your message"')
+        target = args.target
+        if target in self._ns:
+            context = self._ns[target]
+            if not isinstance(context, Context):
+                raise MagicError(f"run: {target} holds a {_kind(context)}, not a Context")
+            bind = False
+        else:
+            _identifier(target, "run")
+            context, bind = Context(name=target), True
+        hooks = self._hooks_from(args.hooks)
+        model, model_id = self._model_from(args.model, text)
+
+        before = copy.deepcopy(context.messages())
+        view = ContextView(context, model=model_id, title=target)
+        display(view)
+        started = time.perf_counter()
+        try:
+            result = run_turn(
+                context, text, hooks=hooks, model=model, view=view, accept=args.accept, streaming=args.stream
+            )
+        except BaseException as error:
+            restore_messages(context, before)
+            if isinstance(error, Exception):
+                raise MagicError(f"run: {_describe_error(error)}; the context is unchanged") from None
+            raise
+        elapsed = time.perf_counter() - started
+        self.last_result = result
+        if getattr(result, "error", None):
+            restore_messages(context, before)
+            raise MagicError(f"run: {_describe_error(result.error)}; the context is unchanged")
+        if bind:
+            self._ns[target] = context
+        print(_turn_summary(result, elapsed))
+
+    def _do_load(self, args: Any, cell: str | None) -> None:
+        name = args.name
+        if name is None:
+            stem = re.sub(r"\W", "_", Path(args.path).stem) or "context"
+            name = f"_{stem}" if stem[0].isdigit() or keyword.iskeyword(stem) else stem
+        _identifier(name, "load")
+        context = self._load_path(args.path, "load")
+        self._ns[name] = context
+        count = len(context)
+        print(f"loaded {count} message{'s' * (count != 1)} from {Path(args.path).name} into {name}")
+
+    def _do_replay(self, args: Any, cell: str | None) -> None:
+        from .context import Context, is_record
+        from .widget import ContextView
+
+        source = self._load_path(args.path, "replay")
+        name = Path(args.path).name
+        context = Context(name=getattr(source, "name", None) or Path(args.path).stem)
+        view = ContextView(context, title=f"replay: {name}")
+        display(view)
+        pause = REPLAY_CHUNK_SECONDS / args.speed
+        streamed = chunks = 0
+        for message in source.messages():
+            if not is_record(message) and message.get("type") == _ASSISTANT:
+                chunks += _stream_into(view, message, pause)
+                streamed += 1
+                context.append(message, merge=False)
+                view.set_pending(None)
+            else:
+                context.append(message, merge=False)
+        print(
+            f"replayed {len(context)} message{'s' * (len(context) != 1)} from {name} "
+            f"({streamed} assistant message{'s' * (streamed != 1)} streamed in {chunks} chunk{'s' * (chunks != 1)})"
+        )
+
+
+# ---- helpers that need no shell ---------------------------------------------------------------
+def _stream_into(view: Any, message: dict, pause: float) -> int:
+    """Grow a copy of ``message`` block by block, chunk by chunk, as the view's pending message."""
+    pending = {key: value for key, value in message.items() if key != "content"}
+    pending["content"] = []
+    count = 0
+    for block in message.get("content") or []:
+        text_key = "text" if isinstance(block, dict) and isinstance(block.get("text"), str) else None
+        if text_key is None:
+            pending["content"].append(copy.deepcopy(block))
+            view.set_pending(pending)
+            count += 1
+            continue
+        growing = {**copy.deepcopy(block), "text": ""}
+        pending["content"].append(growing)
+        for chunk in stream_chunks(block["text"]):
+            growing["text"] += chunk
+            view.set_pending(pending)
+            count += 1
+            if pause > 0:
+                time.sleep(pause)
+    return count
+
+
+def _js_hooks(name: str, source: str) -> tuple[Any, list[str]]:
+    from .hooks import hooks_from_js
+
+    try:
+        hooks = hooks_from_js(source)
+    except Exception as error:
+        raise MagicError(f"hooks {name}: the JavaScript does not load: {error}") from None
+    defined = [hook for hook in HOOK_NAMES if _has_hook(hooks, hook)]
+    if not defined:
+        raise MagicError(f"hooks {name}: the cell defines none of {', '.join(HOOK_NAMES)}")
+    return hooks, defined
+
+
+def _python_hooks(name: str, source: str) -> tuple[Any, list[str]]:
+    from .hooks import hooks_from_python
+
+    filename = f"<%%agentctx hooks {name}>"
+    namespace: dict[str, Any] = {"__name__": f"agentctx_hooks_{name}"}
+    try:
+        code = compile(source, filename, "exec")
+    except SyntaxError as error:
+        raise MagicError(f"hooks {name}: SyntaxError: {error.msg} (cell line {error.lineno})") from None
+    try:
+        exec(code, namespace)  # noqa: S102 - the user's own cell, as IPython itself would run it
+    except Exception as error:
+        lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__) if frame.filename == filename]
+        where = f" (cell line {lines[-1]})" if lines else ""
+        raise MagicError(f"hooks {name}: the cell raised {_kind(error)}: {error}{where}") from None
+    found = {hook: namespace[hook] for hook in HOOK_NAMES if callable(namespace.get(hook))}
+    if not found:
+        raise MagicError(f"hooks {name}: the cell defines none of {', '.join(HOOK_NAMES)}")
+    try:
+        hooks = hooks_from_python(found)
+    except Exception as error:
+        raise MagicError(f"hooks {name}: {error}") from None
+    return hooks, list(found)
+
+
+def _has_hook(hooks: Any, name: str) -> bool:
+    names = getattr(hooks, "names", None)
+    if names is not None:
+        return name in names
+    if isinstance(hooks, Mapping):
+        return name in hooks
+    return callable(getattr(hooks, name, None))
+
+
+def _lifetime_usage() -> tuple[dict | None, int]:
+    """(usage_add totals, turn count) of the turns run in this kernel, from the hooks runner."""
+    from . import hooks
+
+    getter = getattr(hooks, "lifetime_usage", None)
+    if getter is None:
+        return None, 0
+    value = getter()
+    if isinstance(value, tuple):
+        return value
+    turns = getattr(value, "turns", None)
+    usage = getattr(value, "usage", value)
+    return (dict(usage) if usage else None), int(turns or 0)
+
+
+def _turn_summary(result: Any, elapsed: float) -> str:
+    usage = getattr(result, "usage", None) or {}
+    source = usage.get("source", "estimate")
+    tokens = (
+        f"{usage.get('inputTokens', 0):,} in + {usage.get('outputTokens', 0):,} out"
+        f" = {usage.get('totalTokens', 0):,} tokens ({source})"
+    )
+    called = list(getattr(result, "hooks_called", None) or [])
+    hooks = ", ".join(called) if called else "none"
+    return f"turn done: {tokens}, {elapsed * 1000:.0f} ms, hooks: {hooks}"
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register ``%agentctx`` / ``%%agentctx`` (called by ``%load_ext agentctx_widgets``)."""
+    ipython.register_magics(AgentContextMagics)
