@@ -1,0 +1,218 @@
+"""Token estimation, provider-usage finalisation, rate-limit headers and context-window fallbacks.
+
+Estimation: tokens ~= words x 4/3, rounded up once per estimate. A word is a run of non-whitespace
+(Python's ``str.split()`` whitespace, which is what the C fast path counts). Counted per context:
+the ``text`` of text/thinking blocks and the ``arguments`` of toolCall blocks (a string as it is, a
+parsed value as its compact JSON).
+
+Caching: ``estimate_context_tokens`` remembers the word count of every string it scanned, keyed by
+``id(string)`` and holding the string itself, so a hit is confirmed with ``is``. Strings are
+immutable, so an in-place edit (``block["text"] += "x"``) puts a new string object in the block and is
+noticed on the next call; re-estimating after one append scans one message's strings and only
+looks up the others. Parsed (dict/list) arguments are re-serialised on every call. The cache is
+pruned to the strings of the latest call when it grows past twice that size.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+import orjson
+
+from .usage_data import usage_normalize
+
+__all__ = [
+    "FALLBACK_CONTEXT_WINDOWS",
+    "TOKENS_PER_WORD",
+    "estimate_context_tokens",
+    "estimate_tokens",
+    "estimate_usage",
+    "fallback_context_window",
+    "finalize_usage",
+    "usage_headers",
+    "word_count",
+]
+
+TOKENS_PER_WORD = 4 / 3
+
+# Curated windows for current OpenAI models (the seed: gpt-6 family 1.05M, o-series 200K). Any
+# provider-published or looked-up value outranks this table; review it when a new tier ships.
+FALLBACK_CONTEXT_WINDOWS = MappingProxyType({
+    "gpt-6": 1_050_000,
+    "gpt-5": 400_000,
+    "gpt-5-chat-latest": 128_000,
+    "gpt-5.1": 400_000,
+    "gpt-5.2": 400_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4o": 128_000,
+    "chatgpt-4o-latest": 128_000,
+    "o1": 200_000,
+    "o1-mini": 128_000,
+    "o3": 200_000,
+    "o3-mini": 200_000,
+    "o3-pro": 200_000,
+    "o4-mini": 200_000,
+})
+
+
+def fallback_context_window(model: Any) -> int | None:
+    """The curated window for ``model``: an exact key, then the longest key ``model`` starts with."""
+    if not isinstance(model, str) or not model:
+        return None
+    if model in FALLBACK_CONTEXT_WINDOWS:
+        return FALLBACK_CONTEXT_WINDOWS[model]
+    best = max((key for key in FALLBACK_CONTEXT_WINDOWS if model.startswith(key)), key=len, default=None)
+    return None if best is None else FALLBACK_CONTEXT_WINDOWS[best]
+
+
+def word_count(text: Any) -> int:
+    """The number of whitespace-separated words in ``text``; 0 for non-strings."""
+    return len(text.split()) if isinstance(text, str) else 0
+
+
+def _tokens_for_words(words: int) -> int:
+    return -(-words * 4 // 3)  # ceil(words * 4 / 3) without float error
+
+
+def estimate_tokens(text: Any) -> int:
+    """``ceil(word_count(text) * 4/3)``; 0 for non-strings."""
+    return _tokens_for_words(word_count(text))
+
+
+_TEXT_BLOCKS = frozenset({"text", "thinking"})
+_cache: dict[int, tuple[str, int]] = {}
+_cache_lock = threading.Lock()
+
+
+def _block_string(block: Any) -> str | None:
+    """The countable string of one block (see the module docstring), or ``None``."""
+    if not isinstance(block, Mapping):
+        return None
+    kind = block.get("type")
+    if kind in _TEXT_BLOCKS:
+        text = block.get("text")
+        return text if isinstance(text, str) else None
+    if kind == "toolCall":
+        arguments = block.get("arguments")
+        if isinstance(arguments, str):
+            return arguments
+        if arguments is not None:
+            try:
+                return orjson.dumps(arguments).decode()
+            except TypeError:
+                return None
+    return None
+
+
+def _strings(context: Iterable) -> Iterable[str]:
+    for message in context:
+        if not isinstance(message, Mapping):
+            continue
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for block in content:
+            text = _block_string(block)
+            if text:
+                yield text
+
+
+def estimate_context_tokens(context: Iterable | None = None) -> int:
+    """Estimated input tokens of a whole context, with per-string caching (module docstring)."""
+    if context is None:
+        context = []
+    if not isinstance(context, Iterable) or isinstance(context, (str, bytes, Mapping)):
+        raise TypeError(f"estimate_context_tokens: context must be an iterable of messages, got {type(context).__name__}")
+    cache = _cache
+    words = 0
+    seen = 0
+    for text in _strings(context):
+        seen += 1
+        hit = cache.get(id(text))
+        if hit is not None and hit[0] is text:
+            words += hit[1]
+        else:
+            count = len(text.split())
+            cache[id(text)] = (text, count)
+            words += count
+    if len(cache) > 2 * seen + 4096:
+        with _cache_lock:
+            live = {id(text): cache[id(text)] for text in _strings(context) if id(text) in cache}
+            cache.clear()
+            cache.update(live)
+    return _tokens_for_words(words)
+
+
+def _message_text(message: Any) -> str:
+    if not isinstance(message, Mapping) or not isinstance(message.get("content"), list):
+        return ""
+    return "\n".join(text for block in message["content"] if (text := _block_string(block)))
+
+
+def estimate_usage(context: Iterable | None = None, message: Any = None) -> dict:
+    """Estimated usage: the context as input, the assembled ``message`` (all its text) as output."""
+    input_tokens = estimate_context_tokens(context)
+    output_tokens = estimate_tokens(_message_text(message))
+    return {"inputTokens": input_tokens, "outputTokens": output_tokens,
+            "totalTokens": input_tokens + output_tokens, "source": "estimate"}
+
+
+def finalize_usage(reported: Any, context: Iterable | None = None, message: Any = None) -> dict:
+    """Provider usage when it has a complete input/output pair, otherwise an estimate.
+
+    The estimate keeps the report's other normalised counters, cost and details (never mixing token
+    sources: both ``inputTokens`` and ``outputTokens`` come from the estimate).
+    """
+    normalized = usage_normalize(reported)
+    if "inputTokens" in normalized and "outputTokens" in normalized:
+        normalized.setdefault("source", "provider")
+        return normalized
+    estimate = estimate_usage(context, message)
+    normalized.update(estimate)
+    return normalized
+
+
+_RATE_LIMIT_PREFIXES = ("x-ratelimit-", "ratelimit-", "anthropic-ratelimit-", "x-rate-limit-")
+_RATE_LIMIT_NAMES = frozenset({"retry-after", "retry-after-ms", "ratelimit", "ratelimit-policy"})
+MAX_HEADERS = 32
+MAX_HEADER_VALUE = 1024
+
+
+def _header_pairs(headers: Any) -> list[tuple[Any, Any]]:
+    if headers is None:
+        return []
+    if isinstance(headers, Mapping) or hasattr(headers, "items"):
+        return list(headers.items())
+    if isinstance(headers, Iterable) and not isinstance(headers, (str, bytes)):
+        return [pair for pair in headers if isinstance(pair, (tuple, list)) and len(pair) == 2]
+    return []
+
+
+def usage_headers(headers: Any, *, exclude: Iterable[str] = ()) -> dict[str, str]:
+    """Rate-limit headers (``x-ratelimit-*``, ``anthropic-ratelimit-*``, ``retry-after``, ...) not in ``exclude``.
+
+    Names are lower-cased; at most 32 headers, 128-character names and 1024-character values.
+    ``headers`` may be a mapping, an object with ``items()``, or ``(name, value)`` pairs.
+    """
+    if isinstance(exclude, (str, bytes)) or not isinstance(exclude, (list, tuple, set, frozenset)):
+        raise TypeError(f"usage_headers: exclude must be a list of header names, got {type(exclude).__name__}")
+    if not all(isinstance(name, str) for name in exclude):
+        raise TypeError("usage_headers: every excluded header name must be a string")
+    skip = {name.lower() for name in exclude}
+    captured: dict[str, str] = {}
+    for name, value in _header_pairs(headers):
+        if len(captured) >= MAX_HEADERS:
+            break
+        if not isinstance(name, str) or not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            continue
+        lower = name.lower()
+        if len(lower) > 128 or lower in skip:
+            continue
+        if lower in _RATE_LIMIT_NAMES or lower.startswith(_RATE_LIMIT_PREFIXES):
+            captured[lower] = str(value)[:MAX_HEADER_VALUE]
+    return captured
+
+
