@@ -7,45 +7,7 @@ from typing import Any
 
 import pytest
 
-try:
-    from agentctx_widgets.output import apply_message, new_state
-except ImportError:  # the output package has not landed yet: a minimal stand-in, for these tests only
-    import copy
-    import sys
-    import types
-
-    def new_state():
-        return {"order": [], "messages": {}}
-
-    def apply_message(state, msg):
-        state = copy.deepcopy(state)
-        msg_id = msg.get("id") or f"#{len(state['order'])}"
-        old = state["messages"].get(msg_id)
-        if old is not None and old["done"]:
-            raise ValueError("done")
-        if not msg.get("delta"):
-            if old is None:
-                state["order"].append(msg_id)
-            state["messages"][msg_id] = {"id": msg_id, "type": msg["type"], "props": copy.deepcopy(msg["props"]),
-                                         "done": bool(msg.get("done"))}
-            return state
-        if old is None:
-            raise ValueError(f"delta for unknown id {msg_id}")
-        key = msg["delta_path"]
-        value, target = msg["props"][key], old["props"].get(key)
-        if target is None:
-            old["props"][key] = value
-        elif isinstance(target, list):
-            target.extend(value if isinstance(value, list) else [value])
-        else:
-            old["props"][key] = target + value
-        old["done"] = bool(msg.get("done"))
-        return state
-
-    _stub = types.ModuleType("agentctx_widgets.output")
-    _stub.apply_message, _stub.new_state = apply_message, new_state
-    sys.modules["agentctx_widgets.output"] = _stub
-
+from agentctx_widgets.output.delta import apply_message, new_state
 from agentctx_widgets.widget.stream import StreamProtocol, pending_appends
 
 
@@ -94,12 +56,14 @@ def make(context=None, header=None):
     timers = FakeTimers()
     rec = Recorder()
 
-    def header_source() -> dict[str, Any]:
+    def header_source(context: list[dict[str, Any]]) -> dict[str, Any]:
         rec.header_calls += 1
-        return dict(header or {"name": "t", "count": 0, "tokens": 0, "window": None, "model": None})
+        return dict(header or {"name": "t", "count": len(context), "tokens": 0, "window": None, "model": None})
 
     def send(message: dict[str, Any]) -> None:
-        rec.sent.append(message)
+        import orjson
+
+        rec.sent.append(orjson.loads(orjson.dumps(message)))  # the comm serializes at send time
         rec.sent_at.append(timers.now)
 
     def set_snapshot(state: dict[str, Any]) -> None:
@@ -329,6 +293,7 @@ def test_context_changes_become_ops_and_the_header_is_computed_once_per_flush():
     proto.context_change({"action": "removed", "index": 49, "message": {}})
     timers.advance(0.030)
     assert rec.header_calls - calls == 2  # one per flush, not one per change
+    assert rec.sent[-1]["ops"][-1] == {"op": "header", "header": {"name": "t", "count": 49, "tokens": 0, "window": None, "model": None}}
     assert proto.context[1]["content"][0]["text"] == "yo"
     assert len(proto.context) == 49
     state = replay([{"kind": "snapshot", "seq": 0, "state": rec.snapshots[0]}, *rec.sent])

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from agentctx_widgets.output import apply_message, new_state
+from agentctx_widgets.output.delta import apply_message_in_place, new_state
 
 Send = Callable[[dict[str, Any]], None]
 """Delivers one comm message (a batch or a snapshot) to every view."""
@@ -28,8 +28,10 @@ Send = Callable[[dict[str, Any]], None]
 SetSnapshot = Callable[[dict[str, Any]], None]
 """Stores the settled state (for the synced trait)."""
 
-HeaderSource = Callable[[], dict[str, Any]]
-"""Computes the header (name, count, tokens, window, model); called at most once per flush."""
+HeaderSource = Callable[[list[dict[str, Any]]], dict[str, Any]]
+"""Computes the header (name, count, tokens, window, model) from the protocol's own copy of the
+context (so it always agrees with the state, and never touches the Context from a timer thread);
+called at most once per flush."""
 
 
 class Timer(Protocol):
@@ -116,11 +118,12 @@ class StreamProtocol:
 
         self.seq = 0
         """Number of the last batch sent (or folded into a snapshot)."""
-        self.header: dict[str, Any] = header()
         self.context: list[dict[str, Any]] = [copy_json(m) for m in (context or [])]
+        self.header: dict[str, Any] = header(self.context)
         self.pending: dict[str, Any] | None = None
         """The pending message as last sent (a private copy)."""
         self.outputs: dict[str, Any] = new_state()
+        """Delta-engine state of the output messages, updated in place (never shared outside the lock)."""
 
         self._ops: list[Any] = []  # dict ops, and at most one _OpenAppend, always last
         self._open: _OpenAppend | None = None
@@ -149,8 +152,8 @@ class StreamProtocol:
                 return
             self._settle_open()
             try:
-                self.outputs = apply_message(self.outputs, message)
-            except ValueError as error:  # DeltaError is a ValueError; keep the stream alive
+                apply_message_in_place(self.outputs, message)
+            except (TypeError, ValueError) as error:  # DeltaError is a ValueError; keep the stream alive
                 warnings.warn(f"ContextView skipped output message {message.get('id')!r}: {error}", stacklevel=3)
                 return
             if not self._try_open_append(message):
@@ -289,7 +292,7 @@ class StreamProtocol:
         if len(open_.parts) > open_.applied:
             rest = open_.message()
             rest["props"] = {open_.key: "".join(open_.parts[open_.applied :])}
-            self.outputs = apply_message(self.outputs, rest)
+            apply_message_in_place(self.outputs, rest)
         self._ops[-1] = {"op": "out", "message": open_.message()}
 
     # ----------------------------------------------------------------- pending
@@ -363,7 +366,7 @@ class StreamProtocol:
         if not self._header_dirty:
             return False
         self._header_dirty = False
-        header = self._header_source()
+        header = self._header_source(self.context)
         if header == self.header:
             return False
         self.header = header

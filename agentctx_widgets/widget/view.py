@@ -1,0 +1,166 @@
+"""``ContextView``: the anywidget that mirrors a Context and an output stream into the notebook.
+
+Thin on purpose: every decision about what to send and when lives in ``StreamProtocol``; this class
+only connects it to the comm (``send``), the synced ``_snapshot`` trait, the Context's change feed,
+and the front end's ``sync`` requests.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any
+
+import anywidget
+import orjson
+import traitlets
+
+from agentctx_widgets.context import estimate_context_tokens, fallback_context_window
+
+from .stream import StreamProtocol
+from .transcript import transcript
+
+STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
+
+_MISSING_BUNDLE = """
+export default { render({ el }) {
+  el.textContent = "[agentctx-widgets] front end not built: run `make js` (cd js && npm ci && npm run build)";
+} };
+"""
+
+
+def _static(name: str, fallback: str) -> pathlib.Path | str:
+    path = STATIC / name
+    return path if path.exists() else fallback
+
+
+class ContextView(anywidget.AnyWidget):
+    """Shows a Context (and, as an Output sink, output messages) live in the notebook.
+
+    ``view.write(messages)`` is the Output sink; ``view.set_pending(message)`` shows the assistant
+    message being assembled; ``view.clear_output()`` forgets output messages.
+    """
+
+    _esm = _static("widget.js", _MISSING_BUNDLE)
+    _css = _static("widget.css", "")
+    _snapshot = traitlets.Unicode("").tag(sync=True)
+    """The settled front-end state as JSON text (debounced); what a saved notebook renders from."""
+
+    def __init__(self, context: Any = None, *, model: str | None = None, title: str | None = None, **kwargs: Any):
+        self._context = context
+        self._window_model = model
+        self._view_title = title
+        self._unsubscribe = None
+        self._initial_snapshot = ""
+        self._ready = False
+        self._stream = StreamProtocol(
+            self._send_message,
+            self._store_snapshot,
+            self._header,
+            context=self._context_messages(),
+        )
+        super().__init__(_snapshot=self._initial_snapshot, **kwargs)
+        self._ready = True
+        self.on_msg(self._on_front_end_message)
+        if context is not None:
+            self._unsubscribe = context.subscribe(self._stream.context_change)
+
+    # ------------------------------------------------------------ public API
+
+    def write(self, messages: list[dict[str, Any]]) -> None:
+        """Output sink: apply normalized output messages (deltas included), in order."""
+        if isinstance(messages, dict):
+            messages = [messages]
+        self._stream.outputs_batch(messages)
+
+    def __call__(self, messages: list[dict[str, Any]]) -> None:
+        self.write(messages)
+
+    def set_pending(self, message: dict[str, Any] | None) -> None:
+        """Show ``message`` (kept by reference, copied at flush time) as the streaming reply; None hides it."""
+        self._stream.set_pending(message)
+
+    def clear_output(self) -> None:
+        """Forget output messages (the context stays)."""
+        self._stream.clear_output()
+
+    @property
+    def context(self) -> Any:
+        """The Context this view follows (None for an output-only view)."""
+        return self._context
+
+    @context.setter
+    def context(self, context: Any) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self._context = context
+        self._stream.reset_context(self._context_messages())
+        if context is not None:
+            self._unsubscribe = context.subscribe(self._stream.context_change)
+
+    @property
+    def model(self) -> str | None:
+        """Model id used for the context-window gauge."""
+        return self._window_model
+
+    @model.setter
+    def model(self, model: str | None) -> None:
+        self._window_model = model
+        self._stream.header_changed()
+
+    def state(self) -> dict[str, Any]:
+        """The front-end state as the kernel holds it (what every view converges to)."""
+        return self._stream.state()
+
+    def close(self) -> None:
+        """Stop following the context, send what is left, and close the comm."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self._stream.close()
+        super().close()
+
+    def __repr__(self) -> str:
+        return transcript(self._stream.state())
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if isinstance(bundle, tuple):
+            bundle[0]["text/plain"] = repr(self)
+        return bundle
+
+    # ------------------------------------------------------------- plumbing
+
+    def _context_messages(self) -> list[dict[str, Any]]:
+        return [] if self._context is None else list(self._context.messages())
+
+    def _header(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        ctx = self._context
+        window = None
+        if self._window_model:
+            try:
+                window = fallback_context_window(self._window_model)
+            except (TypeError, ValueError):
+                window = None
+        return {
+            "name": self._view_title or (getattr(ctx, "name", None) if ctx is not None else None) or "context",
+            "count": len(messages),
+            "tokens": estimate_context_tokens(messages),
+            "window": window,
+            "model": self._window_model,
+        }
+
+    def _send_message(self, message: dict[str, Any]) -> None:
+        if self._ready and self.comm is not None:
+            self.send(message)
+
+    def _store_snapshot(self, state: dict[str, Any]) -> None:
+        text = orjson.dumps(state).decode()
+        if self._ready:
+            self._snapshot = text
+        else:
+            self._initial_snapshot = text
+
+    def _on_front_end_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("kind") == "sync":
+            self._stream.request_sync(content.get("seq"))

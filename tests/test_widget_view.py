@@ -1,0 +1,133 @@
+"""ContextView without a front end: what it would send over its comm, its trait, and its transcript."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from agentctx_widgets.context import Context
+from agentctx_widgets.widget import ContextView
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"type": 2, "content": [{"type": "text", "text": text}]}
+
+
+def assistant(text: str) -> dict[str, Any]:
+    return {"type": 3, "content": [{"type": "text", "text": text}]}
+
+
+@pytest.fixture
+def recorded():
+    """Build a view whose comm messages are recorded (the comm is a dummy outside a kernel)."""
+    views = []
+
+    def make(*args: Any, **kwargs: Any):
+        view = ContextView(*args, **kwargs)
+        sent: list[dict[str, Any]] = []
+
+        def record(data=None, buffers=None, **_):
+            if data and data.get("method") == "custom":
+                sent.append(orjson.loads(orjson.dumps(data["content"])))
+
+        view.comm.send = record
+        views.append(view)
+        return view, sent
+
+    yield make
+    for view in views:
+        view.close()
+
+
+def test_transcript_is_deterministic_and_names_every_message():
+    ctx = Context([user("Hello there friend"), assistant("Hi!")], name="demo")
+    view = ContextView(ctx)
+    view.write([{"id": "m1", "type": "text", "props": {"content": "Hi"}}])
+    view.write([{"id": "m1", "type": "text", "props": {"content": " there"}, "delta": True,
+                 "delta_path": "content", "delta_action": "append"}])
+    # 4 words -> ceil(4 * 4 / 3) = 6 tokens
+    assert repr(view) == 'ContextView "demo" · 2 messages · ~6 tokens\n[user] Hello there friend\n[assistant] Hi!\n(text m1) Hi there'
+    bundle, _ = view._repr_mimebundle_()
+    assert bundle["text/plain"] == repr(view)
+    assert "0x" not in repr(view)
+    view.close()
+
+
+def test_transcript_shows_tool_calls_results_pending_and_the_window():
+    ctx = Context(
+        [
+            user("weather?"),
+            {"type": 3, "content": [{"type": "toolCall", "callId": "c1", "name": "get_weather", "arguments": {"city": "Paris"}}]},
+            {"type": 4, "callId": "c1", "content": [{"type": "text", "text": "sunny " * 40}]},
+        ],
+        name="tools",
+    )
+    view = ContextView(ctx, model="gpt-4o")
+    view.set_pending({"type": 3, "content": [{"type": "text", "text": "It is"}]})
+    lines = repr(view).splitlines()
+    assert lines[0].startswith('ContextView "tools" · 3 messages · ~') and lines[0].endswith(" of 128,000")
+    assert lines[1] == "[user] weather?"
+    assert lines[2] == '[tool_call get_weather] {"city":"Paris"}'
+    assert lines[3].startswith("[tool_result c1] sunny sunny") and lines[3].endswith("…") and len(lines[3]) == 100
+    assert lines[4] == "… [assistant] It is"
+    view.close()
+
+
+def test_context_changes_reach_the_front_end_and_unsubscribe_on_close(recorded):
+    ctx = Context([user("a")], name="c")
+    view, sent = recorded(ctx)
+    view._stream.flush()
+    ctx.append(assistant("b"))
+    view._stream.flush()
+    ops = [op for m in sent if m["kind"] == "batch" for op in m["ops"]]
+    assert {"op": "ctx", "action": "added", "index": 1, "message": assistant("b")} in ops
+    header = [op["header"] for op in ops if op["op"] == "header"][-1]
+    assert header["count"] == 2 and header["name"] == "c"
+    view.close()
+    count = len(sent)
+    ctx.append(user("after close"))
+    assert len(sent) == count
+    assert len(view._stream.context) == 2
+
+
+def test_sync_request_from_the_front_end_is_answered_with_a_snapshot(recorded):
+    view, sent = recorded(Context([user("hi")]))
+    view.write([{"id": "x", "type": "loading", "props": {"message": "wait"}}])
+    view._handle_custom_msg({"kind": "sync", "seq": 0}, [])
+    view._stream.flush()
+    snapshots = [m for m in sent if m["kind"] == "snapshot"]
+    assert snapshots, sent
+    state = snapshots[-1]["state"]
+    assert state["context"] == [user("hi")]
+    assert state["outputs"]["messages"]["x"]["props"] == {"message": "wait"}
+    assert snapshots[-1]["seq"] == state["seq"] == view._stream.seq
+
+
+def test_snapshot_trait_holds_the_settled_state_from_the_start():
+    view = ContextView(Context([user("hi")], name="n"), title="Shown")
+    state = orjson.loads(view._snapshot)
+    assert state["seq"] == 0
+    assert state["header"]["name"] == "Shown"
+    assert state["context"] == [user("hi")]
+    view.write([{"id": "m", "type": "text", "props": {"content": "x"}}])
+    view.close()  # close writes the final settled state
+    assert orjson.loads(view._snapshot)["outputs"]["order"] == ["m"]
+
+
+def test_clear_output_keeps_the_context():
+    view = ContextView(Context([user("hi")]))
+    view.write([{"id": "m", "type": "text", "props": {"content": "x"}}])
+    view.clear_output()
+    state = view.state()
+    assert state["outputs"] == {"order": [], "messages": {}}
+    assert len(state["context"]) == 1
+    view.close()
+
+
+def test_a_view_without_context_is_an_output_sink():
+    view = ContextView(title="out")
+    view.write({"type": "error", "id": "e", "props": {"message": "boom", "code": "E1"}})
+    assert repr(view) == 'ContextView "out" · 0 messages · ~0 tokens\n(error e) E1 boom'
+    view.close()
