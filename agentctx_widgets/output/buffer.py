@@ -1,0 +1,187 @@
+"""``Output``: the buffer behind ``ctx.Send / SendGroup / Flush`` (seed 000).
+
+``send`` checks a message and applies it to the *pending* state at once, so a bad message raises where
+it was sent and nothing is buffered or applied. ``flush`` hands the buffered messages to every sink,
+in order, and applies them to the *flushed* state (``.state``). Each send costs the size of the message:
+both states are owned here and updated in place through the delta engine's plan/commit split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol, runtime_checkable
+
+from .delta import Change, DeltaError, State, commit_change, new_state, plan_message
+from .messages import OutputGroup, OutputMessage, clone_json, normalize_group, normalize_message
+
+
+@runtime_checkable
+class Sink(Protocol):
+    """Anything that takes a batch of normalized output messages (a widget, an adapter, a recorder)."""
+
+    def write(self, messages: list[dict[str, Any]]) -> None: ...
+
+
+SinkLike = Sink | Callable[[list[dict[str, Any]]], None]
+
+
+class SinkError(RuntimeError):
+    """One or more sinks raised during ``flush``; the other sinks still got the batch.
+
+    ``errors`` holds ``(sink, exception)`` pairs in sink order; the first is also the ``__cause__``.
+    """
+
+    def __init__(self, errors: list[tuple[SinkLike, BaseException]]) -> None:
+        names = ", ".join(f"{_sink_name(sink)}: {error!r}" for sink, error in errors)
+        super().__init__(f"{len(errors)} output sink(s) failed during flush ({names})")
+        self.errors = errors
+
+
+def _sink_name(sink: SinkLike) -> str:
+    return getattr(sink, "__name__", None) or type(sink).__name__
+
+
+def _writer(sink: SinkLike) -> Callable[[list[dict[str, Any]]], None]:
+    write = getattr(sink, "write", None)
+    if callable(write):
+        return write
+    if callable(sink):
+        return sink
+    raise TypeError(f"an output sink needs a write(messages) method or must be callable, got {sink!r}")
+
+
+class Output:
+    """Buffers output messages and delivers them to sinks on ``flush``.
+
+    ``accept`` names the client kind (``"standard"``, ``"cui-web"``, …) for code that adapts to it
+    (see ``adapter_for``); the buffer itself delivers the same normalized messages to every sink.
+    """
+
+    def __init__(self, sinks: Iterable[SinkLike] | None = None, *, accept: str = "cui-web") -> None:
+        if not isinstance(accept, str) or not accept:
+            raise TypeError(f"Output(accept=...) must be a non-empty string, got {accept!r}")
+        self.accept = accept
+        self._sinks: list[tuple[SinkLike, Callable[[list[dict[str, Any]]], None]]] = []
+        for sink in sinks or ():
+            self.add_sink(sink)
+        self._pending_state: State = new_state()
+        self._flushed_state: State = new_state()
+        self._buffer: list[OutputMessage] = []
+        self._changes: list[Change] = []
+        self._flushed: list[OutputMessage] = []
+
+    # ---- sinks -----------------------------------------------------------------------------------
+
+    def add_sink(self, sink: SinkLike) -> SinkLike:
+        """Deliver future flushes to ``sink`` too; returns it (handy for recorders)."""
+        self._sinks.append((sink, _writer(sink)))
+        return sink
+
+    def remove_sink(self, sink: SinkLike) -> None:
+        """Stop delivering to ``sink``; ``ValueError`` if it was never added."""
+        for index, (known, _) in enumerate(self._sinks):
+            if known is sink:
+                del self._sinks[index]
+                return
+        raise ValueError(f"output sink {sink!r} is not attached to this Output")
+
+    @property
+    def sinks(self) -> list[SinkLike]:
+        return [sink for sink, _ in self._sinks]
+
+    # ---- sending ---------------------------------------------------------------------------------
+
+    def send(self, message: OutputMessage | str) -> str:
+        """Check and buffer one message; returns its id (``"#<n>"`` when it had none).
+
+        Raises ``OutputMessageError`` (bad shape) or ``DeltaError`` (cannot apply) and then changes
+        nothing.
+        """
+        normalized = normalize_message(message)
+        change = plan_message(self._pending_state, normalized)
+        commit_change(self._pending_state, change)
+        self._buffer.append(normalized)
+        self._changes.append(change)
+        return change.id
+
+    def send_group(self, group: OutputGroup) -> list[str]:
+        """Check and buffer a group of messages, each tagged with the group's id; all or nothing."""
+        messages = normalize_group(group)
+        state = self._pending_state
+        order_length = len(state["order"])
+        saved: dict[str, dict[str, Any] | None] = {}
+        changes: list[Change] = []
+        try:
+            for index, message in enumerate(messages):
+                try:
+                    change = plan_message(state, message)
+                except DeltaError as error:
+                    raise DeltaError(error.code, f"group.messages[{index}]: {error}") from error
+                if change.id not in saved:
+                    saved[change.id] = None if change.is_new else clone_json(state["messages"][change.id])
+                commit_change(state, change)
+                changes.append(change)
+        except DeltaError:
+            del state["order"][order_length:]
+            for msg_id, entry in saved.items():
+                if entry is None:
+                    state["messages"].pop(msg_id, None)
+                else:
+                    state["messages"][msg_id] = entry
+            raise
+        self._buffer.extend(messages)
+        self._changes.extend(changes)
+        return [change.id for change in changes]
+
+    def flush(self) -> None:
+        """Deliver the buffered messages to every sink (one ``write`` each, in order).
+
+        Does nothing when the buffer is empty. A sink that raises does not stop the others: the batch
+        counts as delivered, and a ``SinkError`` listing every failure is raised at the end.
+        """
+        if not self._buffer:
+            return
+        batch, changes = self._buffer, self._changes
+        self._buffer, self._changes = [], []
+        for change in changes:
+            commit_change(self._flushed_state, change)
+        self._flushed.extend(batch)
+        errors: list[tuple[SinkLike, BaseException]] = []
+        for sink, write in list(self._sinks):
+            try:
+                write(list(batch))
+            except Exception as error:  # noqa: BLE001 - reported below, after every sink had its turn
+                errors.append((sink, error))
+        if errors:
+            raise SinkError(errors) from errors[0][1]
+
+    # the seed's spelling
+    Send = send
+    SendGroup = send_group
+    Flush = flush
+
+    # ---- what was sent ---------------------------------------------------------------------------
+
+    @property
+    def state(self) -> State:
+        """A copy of the delta state of everything flushed."""
+        return clone_json(self._flushed_state)
+
+    @property
+    def pending_state(self) -> State:
+        """A copy of the delta state including messages not yet flushed."""
+        return clone_json(self._pending_state)
+
+    @property
+    def messages(self) -> list[OutputMessage]:
+        """Every normalized message flushed so far, in order (a new list; the dicts are shared)."""
+        return list(self._flushed)
+
+    @property
+    def pending(self) -> list[OutputMessage]:
+        """Messages sent but not yet flushed."""
+        return list(self._buffer)
+
+    def __repr__(self) -> str:
+        return (f"Output(accept={self.accept!r}, sinks={len(self._sinks)}, flushed={len(self._flushed)}, "
+                f"pending={len(self._buffer)})")
