@@ -35,15 +35,18 @@ import re
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
 from ._magic_args import MagicError, command_help, overview, parse_magic
-from ._usage_report import UsageReport, build_usage_report
+
+if TYPE_CHECKING:
+    from ._usage_report import UsageReport
 
 __all__ = ["AgentContextMagics", "load_ipython_extension"]
 
@@ -142,9 +145,14 @@ class AgentContextMagics(Magics):
         if not file.is_file():
             raise MagicError(f"{what}: no such file: {str(path)!r}")
         try:
-            return Context.load(file)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                context = Context.load(file)
         except (OSError, ValueError, TypeError) as error:
             raise MagicError(f"{what}: cannot read {file.name}: {error}") from None
+        for warning in caught:  # lines the loader skipped: one line each, not a warning's traceback
+            _report(f"{what}: {str(warning.message).removeprefix('Context.load: ')}")
+        return context
 
     def _context_from(self, token: str, what: str) -> tuple[Any, str]:
         """A Context for ``token``: a variable (Context, list of messages, path) or a file path."""
@@ -208,6 +216,8 @@ class AgentContextMagics(Magics):
         display(ContextView(context, title=title))
 
     def _do_usage(self, args: Any, cell: str | None) -> UsageReport:
+        from ._usage_report import build_usage_report
+
         context, _ = self._context_from(args.target, "usage")
         lifetime, turns = _lifetime_usage()
         return build_usage_report(

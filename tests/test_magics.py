@@ -1,0 +1,413 @@
+"""``%agentctx`` through a real IPython shell: every subcommand and every error path.
+
+Displayed objects are recorded by replacing the ``display`` the magics module calls; printed lines are
+captured with IPython's ``capture_output``. An error must be one ``agentctx: ...`` line on stderr, with
+no traceback, and must leave the user namespace and every context exactly as they were.
+"""
+
+from __future__ import annotations
+
+import configparser
+import copy
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+
+import agentctx_widgets
+from agentctx_widgets import magics as magics_module
+from agentctx_widgets import _usage_report
+from agentctx_widgets._magic_args import MagicError, parse_magic
+from agentctx_widgets.context import Context, system_message, user_message
+
+REPO = Path(__file__).resolve().parent.parent
+
+JS_HOOKS = """
+function Create(ctx, messages) {
+  ctx.Send({type: "loading", props: {message: "Thinking..."}, id: "l1"});
+  ctx.Flush();
+  return { messages };
+}
+function Done(ctx, messages, response) {
+  ctx.Send("Done: " + response.content);
+  ctx.Flush();
+  return {};
+}
+"""
+
+PY_HOOKS = """
+def Create(ctx, messages):
+    ctx.Send({"type": "text", "props": {"content": "from python"}, "id": "p1"})
+    ctx.Flush()
+    return {"messages": messages}
+
+def helper():
+    return 1
+"""
+
+
+@pytest.fixture(scope="module")
+def shell() -> InteractiveShell:
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "agentctx_widgets")
+    return ip
+
+
+@pytest.fixture
+def ip(shell: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The shell, with the names a test adds removed afterwards and displayed objects recorded."""
+    shown: list[Any] = []
+    monkeypatch.setattr(magics_module, "display", shown.append)
+    before = set(shell.user_ns)
+    shell.shown = shown
+    yield shell
+    for name in set(shell.user_ns) - before:
+        del shell.user_ns[name]
+    shell.magics_manager.registry["AgentContextMagics"].hook_sets.clear()
+
+
+def line(shell: InteractiveShell, text: str) -> tuple[Any, Any]:
+    with capture_output() as captured:
+        result = shell.run_line_magic("agentctx", text)
+    return result, captured
+
+
+def cell(shell: InteractiveShell, first_line: str, body: str) -> tuple[Any, Any]:
+    with capture_output() as captured:
+        result = shell.run_cell_magic("agentctx", first_line, body)
+    return result, captured
+
+
+def assert_error(captured: Any, *fragments: str) -> None:
+    """One ``agentctx: `` line on stderr naming every fragment; nothing on stdout; no traceback."""
+    err = captured.stderr
+    assert err.startswith("agentctx: "), err
+    assert err.count("\n") == 1 and err.endswith("\n"), err
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in err, (fragment, err)
+    assert captured.stdout == ""
+
+
+def names(shell: InteractiveShell) -> set[str]:
+    return set(shell.user_ns)
+
+
+def sample_context(name: str = "demo") -> Context:
+    ctx = Context(name=name)
+    ctx.append(system_message("You are a helpful assistant."))  # 5 words -> ceil(20/3) = 7 tokens
+    ctx.append(user_message("hello there friend"))  # 3 words -> 4 tokens
+    return ctx
+
+
+def save_session(tmp_path: Path, name: str, messages: list[dict]) -> Path:
+    ctx = Context(messages, name=name, dir=tmp_path)
+    return ctx.save()
+
+
+ASSISTANT_REPLY = {
+    "type": 3,
+    "content": [
+        {"type": "thinking", "text": "The user greets me."},
+        {"type": "text", "text": "Hello! How can I help you today?"},
+        {"type": "toolCall", "callId": "c1", "name": "lookup", "arguments": {"q": "greeting"}},
+    ],
+}
+
+
+# ---- parsing and help ---------------------------------------------------------------------------
+def test_help_lists_every_subcommand(ip: Any) -> None:
+    result, out = line(ip, "help")
+    assert result is None and out.stderr == ""
+    for usage in (
+        "%agentctx show CTX",
+        "%agentctx usage [--model NAME] [--no-exact] CTX",
+        "%%agentctx hooks [--lang {js,python}] NAME",
+        "%agentctx run [--hooks NAME] [--model NAME_OR_VAR] [--accept {cui-web,standard}] [--no-stream] CTX [TEXT]",
+        "%agentctx load [--as NAME] PATH",
+        "%agentctx replay [--speed X] PATH",
+    ):
+        assert usage in out.stdout
+
+
+def test_empty_line_is_help(ip: Any) -> None:
+    _, out = line(ip, "")
+    assert "%agentctx show CTX" in out.stdout
+
+
+@pytest.mark.parametrize("text", ["help run", "run --help", "run -h"])
+def test_help_for_one_command(ip: Any, text: str) -> None:
+    _, out = line(ip, text)
+    assert out.stdout.startswith("usage: %agentctx run")
+    assert "--no-stream" in out.stdout and "--accept {cui-web,standard}" in out.stdout
+    assert "replay" not in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "fragments"),
+    [
+        ("bogus x", ("unknown command 'bogus'", "show, usage, hooks, run, load, replay, help")),
+        ('show "unclosed', ("cannot split", "no closing quotation")),
+        ("show", ("show: the following arguments are required: CTX",)),
+        ("show a b", ("show: unrecognized arguments: b",)),
+        ("usage ctx --model", ("usage: argument --model: expected one argument",)),
+        ("run ctx hi --accept json", ("run: argument --accept: invalid choice: 'json'",)),
+        ("replay s.jsonl --speed 0", ("replay: argument --speed: speed must be greater than 0",)),
+        ("replay s.jsonl --speed -2", ("speed must be greater than 0",)),
+        ("replay s.jsonl --speed fast", ("speed must be a number, got 'fast'",)),
+        ("help nonsense", ("unknown command 'nonsense'",)),
+        ("hooks greet", ("hooks needs a cell: write %%agentctx hooks greet",)),
+    ],
+)
+def test_bad_arguments_print_one_line_and_change_nothing(ip: Any, text: str, fragments: tuple[str, ...]) -> None:
+    before = names(ip)
+    result, out = line(ip, text)
+    assert result is None
+    assert_error(out, *fragments)
+    assert names(ip) == before
+    assert ip.shown == []
+
+
+def test_line_only_commands_refuse_a_cell(ip: Any) -> None:
+    _, out = cell(ip, "show ctx", "anything")
+    assert_error(out, "show is a line magic")
+
+
+def test_parse_magic_keeps_quoted_text_whole() -> None:
+    parsed = parse_magic("run chat 'hello there, \"friend\"' --hooks h --no-stream --accept standard")
+    assert parsed.name == "run"
+    assert parsed.args.text == 'hello there, "friend"'
+    assert (parsed.args.hooks, parsed.args.stream, parsed.args.accept) == ("h", False, "standard")
+    assert parse_magic("replay s.jsonl --speed inf").args.speed == math.inf
+    with pytest.raises(MagicError, match="--speed"):
+        parse_magic("replay s.jsonl --speed nan")
+
+
+# ---- show -----------------------------------------------------------------------------------------
+def test_show_a_context_variable(ip: Any) -> None:
+    ctx = sample_context()
+    ip.user_ns["ctx"] = ctx
+    result, out = line(ip, "show ctx")
+    assert result is None and out.stderr == ""
+    (view,) = ip.shown
+    assert isinstance(view, agentctx_widgets.ContextView)
+    assert view.context is ctx
+    assert [m["content"][0]["text"] for m in view.state()["context"]] == [
+        "You are a helpful assistant.",
+        "hello there friend",
+    ]
+
+
+def test_show_a_list_of_messages(ip: Any) -> None:
+    ip.user_ns["msgs"] = [user_message("one two"), {"type": 3, "content": [{"type": "text", "text": "three"}]}]
+    _, out = line(ip, "show msgs")
+    assert out.stderr == ""
+    (view,) = ip.shown
+    assert len(view.state()["context"]) == 2
+
+
+def test_show_a_session_file_by_path_and_by_variable(ip: Any, tmp_path: Path) -> None:
+    path = save_session(tmp_path, "chat", [user_message("hi"), ASSISTANT_REPLY])
+    _, out = line(ip, f'show "{path}"')
+    assert out.stderr == ""
+    ip.user_ns["where"] = str(path)
+    _, out = line(ip, "show where")
+    assert out.stderr == ""
+    assert [len(view.state()["context"]) for view in ip.shown] == [2, 2]
+
+
+def test_show_goes_through_ipython_display(shell: InteractiveShell) -> None:
+    shell.user_ns["shown_ctx"] = sample_context()
+    try:
+        with capture_output() as out:
+            shell.run_line_magic("agentctx", "show shown_ctx")
+    finally:
+        del shell.user_ns["shown_ctx"]
+    (output,) = out.outputs
+    assert "application/vnd.jupyter.widget-view+json" in output.data
+    assert "hello there friend" in output.data["text/plain"]
+
+
+@pytest.mark.parametrize(
+    ("setup", "text", "fragments"),
+    [
+        ({}, "show nothing_here", ("show: no variable or file named 'nothing_here'",)),
+        ({"number": 42}, "show number", ("show: number holds a int, not a Context",)),
+        ({"bad": [{"type": 2, "content": "not a list"}]}, "show bad", ("show: bad is not a list of messages", "context[0]")),
+        ({}, "show missing/session.jsonl", ("show: no such file: 'missing/session.jsonl'",)),
+        ({"gone": "/nonexistent/x.jsonl"}, "show gone", ("show: no such file: '/nonexistent/x.jsonl'",)),
+    ],
+)
+def test_show_errors(ip: Any, setup: dict, text: str, fragments: tuple[str, ...]) -> None:
+    ip.user_ns.update(setup)
+    before = names(ip)
+    _, out = line(ip, text)
+    assert_error(out, *fragments)
+    assert names(ip) == before and ip.shown == []
+
+
+# ---- usage ----------------------------------------------------------------------------------------
+def test_usage_reports_estimates_window_and_share(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_usage_report, "try_exact_counter", lambda model: None)
+    ctx = sample_context()
+    ctx.append({"type": "note", "text": "a record, never sent"})
+    # 30 words -> 40 tokens
+    ctx.append({"type": 3, "content": [{"type": "text", "text": " ".join(["word"] * 30)}]})
+    ip.user_ns["ctx"] = ctx
+    report, out = line(ip, "usage ctx --model o3")
+    assert out.stderr == ""
+    assert [(row.role, row.estimate) for row in report.rows] == [
+        ("system", 7),
+        ("user", 4),
+        ("note", None),
+        ("assistant", 40),
+    ]
+    assert report.total == 51 and report.window == 200_000  # o-series: 200K (seed 001)
+    text = repr(report)
+    assert text.splitlines()[0] == "Context usage, model o3 (context window 200,000 tokens)"
+    assert "total: 51 tokens (estimate) = 0.03% of 200,000" in text  # 51 / 200000 = 0.0255 %
+    assert "exact" not in text
+    html = report._repr_html_()
+    assert "var(--jp-ui-font-color1" in html and "var(--jp-border-color2" in html
+    assert 'aria-valuenow="51"' in html
+
+
+def test_usage_without_a_model_says_how_to_get_the_window(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_usage_report, "try_exact_counter", lambda model: None)
+    ip.user_ns["ctx"] = sample_context()
+    report, _ = line(ip, "usage ctx")
+    assert report.window is None and report.share is None
+    assert "pass --model NAME" in repr(report)
+    assert "total: 11 tokens (estimate)\n" in repr(report)
+
+
+def test_usage_shows_exact_counts_beside_estimates_when_an_encoding_is_available(
+    ip: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[Any] = []
+
+    def fake_counter(model: str | None) -> tuple[str, Any]:
+        asked.append(model)
+        return "fake_base", lambda text: len(text.split()) * 10
+
+    monkeypatch.setattr(_usage_report, "try_exact_counter", fake_counter)
+    ip.user_ns["ctx"] = sample_context()
+    report, _ = line(ip, "usage ctx --model gpt-4o")
+    assert asked == ["gpt-4o"]
+    assert [row.exact for row in report.rows] == [50, 30]
+    text = repr(report)
+    assert "  #  role    est.  exact  preview" in text
+    assert "11 tokens (estimate), 80 exact (fake_base, text only)" in text
+    assert "exact (fake_base)" in report._repr_html_()
+    report, _ = line(ip, "usage ctx --model gpt-4o --no-exact")
+    assert asked == ["gpt-4o"] and report.encoding is None
+
+
+def test_usage_escapes_message_text_in_html(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_usage_report, "try_exact_counter", lambda model: None)
+    ip.user_ns["ctx"] = Context([user_message('<img src=x onerror="alert(1)">')])
+    report, _ = line(ip, "usage ctx")
+    html = report._repr_html_()
+    assert "<img" not in html and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html
+
+
+def test_usage_report_is_displayed_as_html_and_text(shell: InteractiveShell) -> None:
+    shell.user_ns["usage_ctx"] = sample_context()
+    try:
+        with capture_output():
+            executed = shell.run_cell("%agentctx usage usage_ctx --no-exact", store_history=False)
+    finally:
+        del shell.user_ns["usage_ctx"]
+    data, _ = shell.display_formatter.format(executed.result)  # what the kernel would publish
+    assert data["text/plain"].startswith("Context usage (no model")
+    assert data["text/html"].startswith('<div class="agentctx-usage"')
+
+
+def test_usage_of_an_unknown_variable(ip: Any) -> None:
+    _, out = line(ip, "usage nope")
+    assert_error(out, "usage: no variable or file named 'nope'")
+
+
+def test_exact_counter_never_downloads(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    pytest.importorskip("tiktoken")
+    from tiktoken import registry
+
+    monkeypatch.setattr(registry, "ENCODINGS", {})  # nothing loaded in memory
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # and nothing on disk
+    assert _usage_report.try_exact_counter("gpt-4o") is None
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # caching disabled: it would always download
+    assert _usage_report.try_exact_counter(None) is None
+    assert _usage_report.try_exact_counter("claude-sonnet-4") is None  # not an OpenAI tokenizer
+
+
+# ---- load -----------------------------------------------------------------------------------------
+def test_load_binds_the_file_stem(ip: Any, tmp_path: Path) -> None:
+    path = save_session(tmp_path, "my-session", [user_message("hi"), ASSISTANT_REPLY])
+    _, out = line(ip, f"load {path}")
+    assert out.stderr == ""
+    assert out.stdout == "loaded 2 messages from my-session.jsonl into my_session\n"
+    loaded = ip.user_ns["my_session"]
+    assert isinstance(loaded, Context) and loaded.messages() == [user_message("hi"), ASSISTANT_REPLY]
+
+
+def test_load_as_a_name(ip: Any, tmp_path: Path) -> None:
+    path = save_session(tmp_path, "s", [user_message("hi")])
+    _, out = line(ip, f"load {path} --as chat")
+    assert out.stdout == "loaded 1 message from s.jsonl into chat\n"
+    assert len(ip.user_ns["chat"]) == 1
+
+
+def test_load_reports_skipped_lines(ip: Any, tmp_path: Path) -> None:
+    path = tmp_path / "cut.jsonl"
+    path.write_text('{"type": 2, "content": [{"type": "text", "text": "ok"}]}\n{"type": 3, "cont\n')
+    _, out = line(ip, f"load {path} --as cut")
+    assert out.stdout == "loaded 1 message from cut.jsonl into cut\n"
+    assert out.stderr.startswith("agentctx: load: ") and "line 2" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "fragments"),
+    [
+        ("load nowhere.jsonl", ("load: no such file: 'nowhere.jsonl'",)),
+        ("load {path} --as 1x", ("load: '1x' is not a valid Python variable name",)),
+        ("load {path} --as class", ("load: 'class' is not a valid Python variable name",)),
+    ],
+)
+def test_load_errors(ip: Any, tmp_path: Path, text: str, fragments: tuple[str, ...]) -> None:
+    path = save_session(tmp_path, "s", [user_message("hi")])
+    before = names(ip)
+    _, out = line(ip, text.format(path=path))
+    assert_error(out, *fragments)
+    assert names(ip) == before
+
+
+# ---- sanitizer ------------------------------------------------------------------------------------
+def _rules(path: Path) -> list[tuple[str, str]]:
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(path)
+    return [(parser[s]["regex"], parser[s]["replace"]) for s in parser.sections()]
+
+
+def test_shipped_sanitizer_masks_only_what_changes_between_runs() -> None:
+    shipped = Path(agentctx_widgets.__file__).with_name("nbval_sanitize.cfg")
+    rules = _rules(shipped)
+    assert rules == _rules(REPO / "notebooks" / "sanitize.cfg")
+
+    def sanitize(text: str) -> str:
+        for regex, replace in rules:
+            text = re.sub(regex, replace, text)
+        return text
+
+    assert sanitize('{"model_id": "3f2a9c0e5b7d4e1f8a6b2c9d0e1f2a3b"}') == '{"model_id": "WIDGET-MODEL-ID"}'
+    assert sanitize("turn done: 4 in + 2 out = 6 tokens (estimate), 35 ms, hooks: Create") == (
+        "turn done: 4 in + 2 out = 6 tokens (estimate), N ms, hooks: Create"
+    )
+    assert sanitize("at 2026-11-29T14:05:00.123Z id 1764424800123") == "at TIMESTAMP id EPOCH-MS"
+    assert sanitize("<Foo object at 0x7f3a2b1c0d90>") == "<Foo object at 0xADDRESS>"
+    assert sanitize("chatcmpl-abc123 9b2f6d1e-4c3a-4f8e-9d7b-1a2b3c4d5e6f") == "chatcmpl-ID UUID"
+    pinned = "total: 51 tokens (estimate) = 0.03% of 200,000\nhook set greet (JavaScript): Create, Done"
+    assert sanitize(pinned) == pinned
