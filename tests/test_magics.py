@@ -411,3 +411,62 @@ def test_shipped_sanitizer_masks_only_what_changes_between_runs() -> None:
     assert sanitize("chatcmpl-abc123 9b2f6d1e-4c3a-4f8e-9d7b-1a2b3c4d5e6f") == "chatcmpl-ID UUID"
     pinned = "total: 51 tokens (estimate) = 0.03% of 200,000\nhook set greet (JavaScript): Create, Done"
     assert sanitize(pinned) == pinned
+
+
+# ---- replay ---------------------------------------------------------------------------------------
+class RecordingView:
+    """Stands in for a ContextView: keeps a copy of every pending message it is shown."""
+
+    def __init__(self) -> None:
+        self.pending: list[Any] = []
+
+    def set_pending(self, message: Any) -> None:
+        self.pending.append(copy.deepcopy(message))
+
+
+def test_stream_into_grows_each_text_block_chunk_by_chunk() -> None:
+    view = RecordingView()
+    count = magics_module._stream_into(view, ASSISTANT_REPLY, 0.0)
+    # "The user greets me." -> 4 chunks; "Hello! How can I help you today?" -> 7; the tool call -> 1
+    assert count == 12 == len(view.pending)
+    texts = [[block.get("text") for block in message["content"]] for message in view.pending]
+    assert texts[0] == ["The "]
+    assert texts[3] == ["The user greets me."]
+    assert texts[4] == ["The user greets me.", "Hello! "]
+    assert texts[10] == ["The user greets me.", "Hello! How can I help you today?"]
+    assert view.pending[-1] == ASSISTANT_REPLY  # the whole message once every chunk arrived
+    assert ASSISTANT_REPLY["content"][1]["text"] == "Hello! How can I help you today?"  # source untouched
+
+
+@pytest.mark.parametrize("text", ["", "one", "  leading and trailing  ", "tabs\tand\nnew lines\n\n"])
+def test_stream_chunks_join_back_to_the_text(text: str) -> None:
+    chunks = magics_module.stream_chunks(text)
+    assert "".join(chunks) == text
+    assert len(chunks) == len(text.split())
+
+
+def test_replay_streams_assistant_messages_into_a_new_view(ip: Any, tmp_path: Path) -> None:
+    messages = [system_message("Be brief."), user_message("hi"), ASSISTANT_REPLY, {"type": "note", "x": 1}]
+    path = save_session(tmp_path, "recorded", messages)
+    before = names(ip)
+    _, out = line(ip, f"replay {path} --speed inf")
+    assert out.stderr == ""
+    assert out.stdout == "replayed 4 messages from recorded.jsonl (1 assistant message streamed in 12 chunks)\n"
+    (view,) = ip.shown
+    state = view.state()
+    assert state["context"] == messages and state["pending"] is None
+    assert names(ip) == before  # replay binds nothing
+
+
+def test_replay_pauses_scale_with_speed(ip: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = save_session(tmp_path, "r", [user_message("hi"), ASSISTANT_REPLY])
+    pauses: list[float] = []
+    monkeypatch.setattr(magics_module.time, "sleep", pauses.append)
+    line(ip, f"replay {path} --speed 4")
+    assert pauses == [magics_module.REPLAY_CHUNK_SECONDS / 4] * 11  # one per text chunk, none for the tool call
+
+
+def test_replay_of_a_missing_file(ip: Any) -> None:
+    _, out = line(ip, "replay missing.jsonl")
+    assert_error(out, "replay: no such file: 'missing.jsonl'")
+    assert ip.shown == []
