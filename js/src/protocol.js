@@ -1,0 +1,285 @@
+// The front end of ContextView's stream protocol (docs/internals.md "ContextView and its stream protocol").
+//
+// Why: the kernel sends numbered batches of ops at most every 30 ms; custom messages sent before a view
+// rendered are lost and are never saved in the notebook. So a store applies batches in sequence, asks
+// the kernel for a snapshot on render and on any gap, adopts snapshots newer than itself (from the
+// kernel or from the synced `_snapshot` trait, which is all a saved notebook has), and hands the
+// renderer at most one update per animation frame.
+
+/** @typedef {{order: string[], messages: Record<string, any>}} Outputs */
+/**
+ * @typedef {{seq: number, header: Record<string, any>, context: any[], pending: any, outputs: Outputs}} State
+ * @typedef {{header?: true, context?: "all" | number[], pending?: true, outputs?: "all" | string[]}} Changes
+ * @typedef {(outputs: Outputs, message: any) => Outputs} ApplyOut
+ */
+
+export const LOG_PREFIX = "[agentctx-widgets]";
+
+/** How long to wait before asking again for a snapshot that has not come (ms). */
+export const SYNC_RETRY_MS = 1000;
+
+/** @returns {State} */
+export function emptyState() {
+  return {
+    seq: 0,
+    header: { name: "context", count: 0, tokens: 0, window: null, model: null },
+    context: [],
+    pending: null,
+    outputs: { order: [], messages: {} },
+  };
+}
+
+/** Applies batches and snapshots to one state and records what changed since the last render. */
+export class ProtocolStore {
+  /** @param {ApplyOut} applyOut the JS delta engine (returns the new outputs state) */
+  constructor(applyOut) {
+    this.applyOut = applyOut;
+    /** @type {State} */
+    this.state = emptyState();
+    /** Whether any snapshot has been adopted (until then even seq 0 is news). */
+    this.loaded = false;
+    /** @type {Changes} */
+    this.changes = {};
+    this.dirty = false;
+  }
+
+  get seq() {
+    return this.state.seq;
+  }
+
+  /**
+   * Adopt a whole state when it is newer than ours.
+   * @param {any} state
+   * @returns {boolean} whether it was adopted
+   */
+  adopt(state) {
+    if (!state || typeof state.seq !== "number") return false;
+    if (this.loaded && state.seq <= this.state.seq) return false;
+    this.state = {
+      seq: state.seq,
+      header: state.header ?? emptyState().header,
+      context: Array.isArray(state.context) ? state.context : [],
+      pending: state.pending ?? null,
+      outputs: state.outputs ?? { order: [], messages: {} },
+    };
+    this.loaded = true;
+    this.changes = { header: true, context: "all", pending: true, outputs: "all" };
+    this.dirty = true;
+    return true;
+  }
+
+  /**
+   * Apply one batch if it is the next one.
+   * @param {{seq: number, ops: any[]}} batch
+   * @returns {"applied" | "stale" | "gap" | "failed"}
+   */
+  applyBatch(batch) {
+    if (!this.loaded || batch.seq > this.state.seq + 1) return "gap";
+    if (batch.seq <= this.state.seq) return "stale";
+    try {
+      for (const op of batch.ops) this.applyOp(op);
+    } catch (error) {
+      // Our state no longer matches the kernel's: only a snapshot can repair it.
+      console.warn(LOG_PREFIX, "could not apply batch", batch.seq, error);
+      this.loaded = false;
+      return "failed";
+    }
+    this.state.seq = batch.seq;
+    return "applied";
+  }
+
+  /** @param {any} op */
+  applyOp(op) {
+    const state = this.state;
+    const changes = this.changes;
+    this.dirty = true;
+    switch (op.op) {
+      case "out": {
+        state.outputs = this.applyOut(state.outputs, op.message);
+        const order = state.outputs.order;
+        const id = op.message.id ?? order[order.length - 1];
+        addChange(changes, "outputs", id);
+        return;
+      }
+      case "pending_append": {
+        const block = state.pending?.content?.[op.index];
+        if (!block) throw new Error(`pending_append: no pending block ${op.index}`);
+        block[op.key] = (typeof block[op.key] === "string" ? block[op.key] : "") + op.text;
+        changes.pending = true;
+        return;
+      }
+      case "pending":
+        state.pending = op.message ?? null;
+        changes.pending = true;
+        return;
+      case "ctx":
+        applyContextOp(state.context, op, changes);
+        if (op.action === "reset") state.context = op.messages;
+        return;
+      case "header":
+        state.header = op.header;
+        changes.header = true;
+        return;
+      case "clear_output":
+        state.outputs = { order: [], messages: {} };
+        changes.outputs = "all";
+        return;
+      default:
+        console.warn(LOG_PREFIX, "unknown op", op.op);
+    }
+  }
+
+  /** @returns {Changes | null} what changed since the last call (null when nothing did) */
+  takeChanges() {
+    if (!this.dirty) return null;
+    const changes = this.changes;
+    this.changes = {};
+    this.dirty = false;
+    return changes;
+  }
+}
+
+/**
+ * @param {any[]} context
+ * @param {any} op
+ * @param {Changes} changes
+ */
+function applyContextOp(context, op, changes) {
+  const { action, index } = op;
+  if (action === "added") {
+    if (index < 0 || index > context.length) throw new Error(`ctx added at ${index} of ${context.length}`);
+    context.splice(index, 0, op.message);
+    if (index === context.length - 1) addChange(changes, "context", index);
+    else changes.context = "all";
+  } else if (action === "updated") {
+    if (index < 0 || index >= context.length) throw new Error(`ctx updated at ${index} of ${context.length}`);
+    context[index] = op.message;
+    addChange(changes, "context", index);
+  } else if (action === "removed") {
+    if (index < 0 || index >= context.length) throw new Error(`ctx removed at ${index} of ${context.length}`);
+    context.splice(index, 1);
+    changes.context = "all";
+  } else if (action === "reset") {
+    changes.context = "all";
+  } else {
+    throw new Error(`unknown ctx action ${action}`);
+  }
+}
+
+/**
+ * @param {Changes} changes
+ * @param {"context" | "outputs"} key
+ * @param {any} item
+ */
+function addChange(changes, key, item) {
+  const current = changes[key];
+  if (current === "all") return;
+  if (current === undefined) changes[key] = /** @type {any} */ ([item]);
+  else if (!current.includes(item)) /** @type {any[]} */ (current).push(item);
+}
+
+/**
+ * Parse the `_snapshot` trait (JSON text); null when empty or unreadable.
+ * @param {unknown} text
+ */
+export function parseSnapshot(text) {
+  if (typeof text !== "string" || text === "") return null;
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    console.warn(LOG_PREFIX, "unreadable _snapshot", error);
+    return null;
+  }
+}
+
+/**
+ * Wire an anywidget model to a renderer through a ProtocolStore.
+ *
+ * @param {{
+ *   model: {get(name: string): any, on(event: string, cb: Function): void, off(event: string, cb: Function): void, send(content: any): void},
+ *   renderer: {update(state: State, changes: Changes): void},
+ *   applyOut: ApplyOut,
+ *   signal: AbortSignal,
+ *   requestFrame?: (cb: () => void) => any,
+ *   cancelFrame?: (handle: any) => void,
+ *   now?: () => number,
+ *   onRendered?: (state: State) => void,
+ * }} options
+ * @returns {ProtocolStore}
+ */
+export function connect({
+  model,
+  renderer,
+  applyOut,
+  signal,
+  requestFrame = (cb) => requestAnimationFrame(cb),
+  cancelFrame = (handle) => cancelAnimationFrame(handle),
+  now = () => Date.now(),
+  onRendered = () => {},
+}) {
+  const store = new ProtocolStore(applyOut);
+  /** @type {any} */
+  let frame = null;
+  let lastSyncAsk = -Infinity;
+
+  const render = () => {
+    frame = null;
+    if (signal.aborted) return;
+    const changes = store.takeChanges();
+    if (!changes) return;
+    try {
+      renderer.update(store.state, changes);
+    } catch (error) {
+      console.warn(LOG_PREFIX, "render failed", error);
+    }
+    onRendered(store.state);
+  };
+  const scheduleRender = () => {
+    if (frame === null && store.dirty && !signal.aborted) frame = requestFrame(render);
+  };
+  /** @param {boolean} force */
+  const askForSnapshot = (force) => {
+    const t = now();
+    if (!force && t - lastSyncAsk < SYNC_RETRY_MS) return;
+    lastSyncAsk = t;
+    try {
+      model.send({ kind: "sync", seq: store.seq });
+    } catch (error) {
+      // No kernel (a saved notebook): the `_snapshot` trait is all there is.
+      console.debug(LOG_PREFIX, "sync not sent", error);
+    }
+  };
+
+  /** @param {any} message */
+  const onCustom = (message) => {
+    if (!message || typeof message !== "object") return;
+    if (message.kind === "snapshot") {
+      if (store.adopt(message.state)) scheduleRender();
+      lastSyncAsk = -Infinity;
+    } else if (message.kind === "batch") {
+      const result = store.applyBatch(message);
+      if (result === "gap" || result === "failed") askForSnapshot(result === "failed");
+      scheduleRender();
+    }
+  };
+  const onSnapshotTrait = () => {
+    if (store.adopt(parseSnapshot(model.get("_snapshot")))) scheduleRender();
+  };
+
+  model.on("msg:custom", onCustom);
+  model.on("change:_snapshot", onSnapshotTrait);
+  signal.addEventListener(
+    "abort",
+    () => {
+      model.off("msg:custom", onCustom);
+      model.off("change:_snapshot", onSnapshotTrait);
+      if (frame !== null) cancelFrame(frame);
+      frame = null;
+    },
+    { once: true },
+  );
+
+  onSnapshotTrait();
+  askForSnapshot(true);
+  return store;
+}
