@@ -1,0 +1,43 @@
+// Bundle the front end: src/index.js → agentctx_widgets/static/widget.js (ESM, every dependency
+// inside, no CDN) and src/styles.css → agentctx_widgets/static/widget.css.
+// `node build.mjs --entry <file> --outdir <dir>` builds another entry (dev pages, screenshots).
+import { build } from "esbuild";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const args = process.argv.slice(2);
+/** @param {string} name @param {string} fallback */
+const arg = (name, fallback) => {
+  const at = args.indexOf(name);
+  return at === -1 ? fallback : path.resolve(args[at + 1]);
+};
+const entry = arg("--entry", path.join(here, "src/index.js"));
+const outdir = arg("--outdir", path.join(here, "../agentctx_widgets/static"));
+const minify = !args.includes("--no-minify");
+
+if (!existsSync(entry)) {
+  console.error(`[agentctx-widgets] build: entry ${entry} does not exist`);
+  process.exit(1);
+}
+
+await build({
+  entryPoints: { widget: entry },
+  outdir,
+  bundle: true,
+  format: "esm",
+  platform: "browser",
+  target: ["es2022"],
+  minify,
+  sourcemap: false,
+  legalComments: "eof",
+  logLevel: "info",
+});
+await build({
+  entryPoints: { widget: path.join(here, "src/styles.css") },
+  outdir,
+  bundle: true,
+  minify,
+  logLevel: "info",
+});

@@ -1,0 +1,129 @@
+/**
+ * ContextView renderer: `createRenderer(el) -> {update(state, changes), destroy()}`
+ * (contract: docs/internals.md "ContextView and its stream protocol").
+ *
+ * `state = {seq, header, context, pending, outputs}`; `changes = {header?: true, context?: "all" |
+ * number[], pending?: true, outputs?: "all" | string[]}` says what moved since the last call
+ * (omitted `changes` = redraw everything). Rendering is incremental: a pending text that grows by
+ * a few characters re-parses only its unfinished Markdown tail.
+ *
+ * DOM attributes for tests (stable; every class is prefixed `actx-`):
+ *   [data-testid=actx-root]            the widget root (`.actx-root`)
+ *   [data-testid=actx-header]          header; `-name`, `-count`, `-model` children
+ *   [data-testid=actx-gauge]           usage gauge, `data-percent` (rounded), `data-level` low|mid|high;
+ *                                      `hidden` when the window is null
+ *   [data-testid=actx-body]            the scroll container (context, pending, outputs)
+ *   [data-testid=actx-context]         context list; [data-testid=actx-load-more] sentinel/button
+ *   .actx-msg[data-index=i][data-kind] one context entry; kind = system|user|assistant|tool|record|unknown
+ *   .actx-msg-anchor[data-anchor-index=i]  hidden slot of a tool result drawn beneath its call
+ *   .actx-block[data-block=<type>][data-block-index=k]  a content block (text|thinking|toolCall|image|binary|unknown);
+ *                                      toolCall blocks carry data-call-id
+ *   [data-testid=actx-tool-result]     a tool result (data-call-id; data-index when linked; data-error=true when failed)
+ *   [data-testid=actx-response-error]  a failed response's error; [data-testid=actx-retry] its retry hint
+ *   [data-testid=actx-pending]         the streaming assistant message (data-streaming=true)
+ *   [data-testid=actx-outputs]         output list; .actx-out[data-output-id][data-kind] one output message
+ *                                      (data-done=true once done); .actx-group[data-group-id] a group box
+ *   .actx-md                           a Markdown container (.actx-md-chunk finished parts, .actx-md-tail the rest)
+ *   [data-testid=actx-remote-img]      a click-to-load remote image (data-src)
+ *   [data-testid=actx-blocked-url]     a media URL that was refused, shown as text
+ *   [data-testid=actx-file]            a file chip (name, type, size)
+ */
+import { ContextList } from "./context.js";
+import { LOG_PREFIX, h, warn } from "./dom.js";
+import { HeaderView } from "./header.js";
+import { createMessageView } from "./messages.js";
+import { OutputList } from "./outputs.js";
+import { isRemoteUrl } from "./urls.js";
+
+export { LOG_PREFIX };
+
+/**
+ * @typedef {{header?: true | boolean, context?: "all" | number[], pending?: true | boolean, outputs?: "all" | string[]}} Changes
+ * @typedef {{seq?: number, header?: any, context?: any[], pending?: any, outputs?: {order: string[], messages: Record<string, any>}}} ViewState
+ * @typedef {{pageSize?: number, IntersectionObserver?: typeof IntersectionObserver | null}} RendererOptions
+ */
+
+/** Pixels from the bottom within which the view keeps following new content. */
+const STICKY_PX = 48;
+
+/**
+ * Mount a renderer into `el`.
+ * @param {HTMLElement} el
+ * @param {RendererOptions} [options]
+ * @returns {{update: (state: ViewState, changes?: Changes) => void, destroy: () => void, root: HTMLElement}}
+ */
+export function createRenderer(el, options = {}) {
+  const controller = new AbortController();
+  const header = new HeaderView();
+  const body = h("div", { className: "actx-body", "data-testid": "actx-body" });
+  const contextList = new ContextList({ pageSize: options.pageSize, scrollRoot: body, IntersectionObserver: options.IntersectionObserver });
+  const pendingSlot = h("div", { className: "actx-pending-slot" });
+  const outputs = new OutputList();
+  body.append(contextList.el, pendingSlot, outputs.el);
+  const root = h("div", { className: "actx-root", "data-testid": "actx-root" }, [header.el, body]);
+  el.append(root);
+
+  /** @type {import("./messages.js").MessageView | null} */
+  let pendingView = null;
+  let follow = true;
+
+  body.addEventListener("scroll", () => {
+    follow = body.scrollHeight - body.scrollTop - body.clientHeight <= STICKY_PX;
+  }, { signal: controller.signal, passive: true });
+  root.addEventListener("click", (event) => {
+    const target = /** @type {Element | null} */ (event.target instanceof Element ? event.target : null);
+    const button = target?.closest(".actx-remote-img");
+    if (button instanceof HTMLElement) loadRemoteImage(button);
+  }, { signal: controller.signal });
+
+  /** @param {any} message */
+  function renderPending(message) {
+    if (!message) {
+      pendingView?.el.remove();
+      pendingView = null;
+      return;
+    }
+    const env = { index: null, streaming: true };
+    if (pendingView?.update && pendingView.update(message, env)) return;
+    const view = createMessageView(message, env);
+    view.el.setAttribute("data-testid", "actx-pending");
+    view.el.setAttribute("data-streaming", "true");
+    if (pendingView) pendingView.el.replaceWith(view.el);
+    else pendingSlot.append(view.el);
+    pendingView = view;
+  }
+
+  return {
+    root,
+    update(state, changes) {
+      const all = changes === undefined || changes === null;
+      const ch = changes ?? {};
+      const context = Array.isArray(state.context) ? state.context : [];
+      try {
+        if (all || ch.header) header.update(state.header, context.length);
+        if (all || ch.context) contextList.update(context, all ? "all" : /** @type {"all" | number[]} */ (ch.context));
+        if (all || ch.pending) renderPending(state.pending ?? null);
+        if (all || ch.outputs) outputs.update(state.outputs, all ? "all" : /** @type {"all" | string[]} */ (ch.outputs));
+      } catch (error) {
+        warn("render update failed:", error);
+      }
+      if (follow) body.scrollTop = body.scrollHeight;
+    },
+    destroy() {
+      controller.abort();
+      contextList.destroy();
+      root.remove();
+    },
+  };
+}
+
+/**
+ * Swap a click-to-load placeholder for the image it stands for (http(s) only).
+ * @param {HTMLElement} button
+ */
+function loadRemoteImage(button) {
+  const url = button.getAttribute("data-src");
+  if (!isRemoteUrl(url)) return;
+  const img = h("img", { className: "actx-img", src: /** @type {string} */ (url), alt: button.textContent ?? "", referrerpolicy: "no-referrer" });
+  button.replaceWith(img);
+}

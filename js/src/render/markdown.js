@@ -1,0 +1,167 @@
+/**
+ * Markdown → sanitized DOM, and a streaming view that re-parses only the unfinished tail.
+ *
+ * A growing text is split at the last *block boundary* outside a code fence: the start of a
+ * non-indented line that follows a blank line or a closing fence, or an unindented fence opener
+ * (a fence may interrupt a paragraph). Everything before it is "finished": rendered once into a
+ * chunk whose DOM is never touched again. Only the tail after it is re-parsed per update. While
+ * the tail is an open code fence, new characters are appended to its text node without parsing.
+ * Lines are scanned once each, so an update costs O(new text + tail), not O(whole text).
+ */
+import { Marked } from "marked";
+import { h, warn } from "./dom.js";
+import { sanitizeToFragment } from "./sanitize.js";
+
+const marked = new Marked({ gfm: true, breaks: false, async: false });
+
+/**
+ * Render a complete Markdown string into a sanitized fragment.
+ * @param {string} text
+ * @returns {DocumentFragment}
+ */
+export function renderMarkdown(text) {
+  let html;
+  try {
+    html = /** @type {string} */ (marked.parse(text));
+  } catch (error) {
+    warn("Markdown parse failed; showing the text as is:", error);
+    const fragment = document.createDocumentFragment();
+    fragment.append(h("pre", { className: "actx-pre", text }));
+    return fragment;
+  }
+  return sanitizeToFragment(html, text);
+}
+
+const OPENER = /^( {0,3})(`{3,}|~{3,})(.*)$/;
+
+/**
+ * Finds block boundaries in text that only grows, scanning each complete line once.
+ */
+export class BlockScanner {
+  constructor() {
+    /** Start of the next line not scanned yet. */
+    this.pos = 0;
+    /** Last boundary seen (0 = none). */
+    this.boundary = 0;
+    /** @type {{char: string, len: number, start: number, bodyStart: number, info: string, indent: number} | null} */
+    this.fence = null;
+    this.prevBlank = false;
+    this.afterFence = false;
+  }
+
+  /**
+   * Scan the complete lines of `text` not scanned yet.
+   * @param {string} text
+   */
+  feed(text) {
+    let nl = text.indexOf("\n", this.pos);
+    while (nl !== -1) {
+      this.line(text.slice(this.pos, nl).replace(/\r$/, ""), this.pos, nl + 1);
+      this.pos = nl + 1;
+      nl = text.indexOf("\n", this.pos);
+    }
+  }
+
+  /**
+   * @param {string} line
+   * @param {number} start
+   * @param {number} next
+   */
+  line(line, start, next) {
+    if (this.fence) {
+      const closer = line.match(/^ {0,3}(`{3,}|~{3,})[ \t]*$/);
+      if (closer && closer[1][0] === this.fence.char && closer[1].length >= this.fence.len) {
+        this.fence = null;
+        this.afterFence = true;
+      }
+      this.prevBlank = false;
+      return;
+    }
+    const blank = /^[ \t]*$/.test(line);
+    const opener = line.match(OPENER);
+    const validOpener = opener && !(opener[2][0] === "`" && opener[3].includes("`"));
+    if (!blank) {
+      const flush = line[0] !== " " && line[0] !== "\t";
+      if ((validOpener && opener[1].length === 0) || (flush && (this.prevBlank || this.afterFence))) {
+        this.boundary = start;
+      }
+    }
+    if (validOpener && opener) {
+      this.fence = {
+        char: opener[2][0],
+        len: opener[2].length,
+        start,
+        bodyStart: next,
+        info: opener[3].trim(),
+        indent: opener[1].length,
+      };
+    }
+    this.afterFence = false;
+    this.prevBlank = blank;
+  }
+}
+
+/**
+ * A Markdown container (`.actx-md`) that follows a growing text cheaply.
+ */
+export class StreamingMarkdown {
+  constructor() {
+    this.el = h("div", { className: "actx-md" });
+    this.tail = h("div", { className: "actx-md-tail" });
+    this.el.append(this.tail);
+    this.reset();
+  }
+
+  reset() {
+    for (const chunk of Array.from(this.el.querySelectorAll(":scope > .actx-md-chunk"))) chunk.remove();
+    this.tail.replaceChildren();
+    this.text = "";
+    this.committed = 0;
+    this.scanner = new BlockScanner();
+    /** @type {{start: number, code: Text, shown: number} | null} */
+    this.openFence = null;
+  }
+
+  /**
+   * Show `text`; cheap when it extends the previous text.
+   * @param {string} text
+   * @param {boolean} [streaming] marks the container as still growing
+   */
+  update(text, streaming = false) {
+    this.el.classList.toggle("actx-streaming", streaming);
+    if (text === this.text) return;
+    if (!text.startsWith(this.text)) this.reset();
+    this.text = text;
+    this.scanner.feed(text);
+    const boundary = this.scanner.boundary;
+    if (boundary > this.committed) {
+      const chunk = h("div", { className: "actx-md-chunk" });
+      chunk.append(renderMarkdown(text.slice(this.committed, boundary)));
+      this.el.insertBefore(chunk, this.tail);
+      this.committed = boundary;
+      this.openFence = null;
+    }
+    this.renderTail(text);
+  }
+
+  /** @param {string} text */
+  renderTail(text) {
+    const fence = this.scanner.fence;
+    if (fence && fence.start === this.committed && fence.indent === 0) {
+      if (this.openFence && this.openFence.start === fence.start) {
+        this.openFence.code.appendData(text.slice(this.openFence.shown));
+      } else {
+        const code = document.createTextNode(text.slice(fence.bodyStart));
+        const lang = fence.info.split(/\s+/)[0];
+        const codeEl = h("code", { className: /^[\w+#.-]+$/.test(lang) ? `language-${lang}` : null }, [code]);
+        this.tail.replaceChildren(h("pre", {}, [codeEl]));
+        this.openFence = { start: fence.start, code, shown: 0 };
+      }
+      this.openFence.shown = text.length;
+      return;
+    }
+    this.openFence = null;
+    const rest = text.slice(this.committed);
+    this.tail.replaceChildren(rest ? renderMarkdown(rest) : "");
+  }
+}
