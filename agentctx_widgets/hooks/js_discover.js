@@ -1,0 +1,17 @@
+// Find the hook functions the source defined (function declarations, var, let or const).
+(function () {
+  const found = {};
+  const builtinError = globalThis.__agentctx_builtin_Error;
+  try { if (typeof Create === "function") found.Create = Create; } catch (e) {}
+  try { if (typeof Before === "function") found.Before = Before; } catch (e) {}
+  try { if (typeof After === "function") found.After = After; } catch (e) {}
+  try { if (typeof Done === "function") found.Done = Done; } catch (e) {}
+  try { if (typeof Error === "function" && Error !== builtinError) found.Error = Error; } catch (e) {}
+  try { if (!found.Create && typeof create === "function") found.Create = create; } catch (e) {}
+  try { if (!found.Before && typeof before === "function") found.Before = before; } catch (e) {}
+  try { if (!found.After && typeof after === "function") found.After = after; } catch (e) {}
+  try { if (!found.Done && typeof done === "function") found.Done = done; } catch (e) {}
+  try { if (!found.Error && typeof error === "function") found.Error = error; } catch (e) {}
+  globalThis.__agentctx_hooks = found;
+  return JSON.stringify(Object.keys(found));
+})();
