@@ -3,9 +3,14 @@ import * as delta from "./delta.js";
 import { connect, LOG_PREFIX } from "./protocol.js";
 import { createRenderer } from "./render/index.js";
 
-/** @param {any} outputs @param {any} message */
+/**
+ * The store owns its outputs state (parsed from JSON), so the engine may write into it in place:
+ * each op then costs its own size, not the state's.
+ * @param {any} outputs @param {any} message
+ */
 function applyOut(outputs, message) {
-  return delta.applyMessage(outputs, message);
+  delta.applyMessageInPlace(outputs, message);
+  return outputs;
 }
 
 export default {
