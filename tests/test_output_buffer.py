@@ -1,0 +1,227 @@
+"""Output: send validates and applies to the pending state, flush delivers to every sink in order."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentctx_widgets.output import DeltaError, Output, OutputMessageError, SinkError
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.batches: list[list[dict]] = []
+
+    def write(self, messages: list[dict]) -> None:
+        self.batches.append(messages)
+
+
+def text(msg_id, content, **extra):
+    return {"type": "text", "props": {"content": content}, "id": msg_id, **extra}
+
+
+def append(msg_id, content):
+    return {"type": "text", "props": {"content": content}, "id": msg_id, "delta": True,
+            "delta_path": "content", "delta_action": "append"}
+
+
+def test_flush_delivers_everything_since_the_last_flush_in_order():
+    rec = Recorder()
+    out = Output([rec])
+    out.send("Welcome!")
+    out.send({"type": "loading", "props": {"message": "Analyzing your request..."}})
+    assert rec.batches == []
+    out.flush()
+    out.send(text("m", "a"))
+    out.flush()
+    assert rec.batches == [
+        [{"type": "text", "props": {"content": "Welcome!"}},
+         {"type": "loading", "props": {"message": "Analyzing your request..."}}],
+        [{"type": "text", "props": {"content": "a"}, "id": "m"}],
+    ]
+
+
+def test_flush_with_nothing_buffered_calls_no_sink():
+    rec = Recorder()
+    out = Output([rec])
+    out.flush()
+    assert rec.batches == []
+
+
+def test_a_plain_callable_is_a_sink_and_each_sink_gets_the_batch():
+    seen: list[list[dict]] = []
+    rec = Recorder()
+    out = Output([seen.append])
+    out.add_sink(rec)
+    out.send("x")
+    out.flush()
+    assert seen == rec.batches == [[{"type": "text", "props": {"content": "x"}}]]
+    assert seen[0] is not rec.batches[0]  # each sink its own list
+
+
+def test_remove_sink_stops_delivery_and_unknown_sink_is_an_error():
+    rec = Recorder()
+    out = Output([rec])
+    out.remove_sink(rec)
+    out.send("x")
+    out.flush()
+    assert rec.batches == []
+    with pytest.raises(ValueError, match="not attached"):
+        out.remove_sink(rec)
+
+
+def test_a_sink_must_be_callable_or_have_write():
+    with pytest.raises(TypeError, match="write"):
+        Output([object()])
+
+
+def test_streaming_example_from_the_seed():
+    out = Output()
+    out.Send(text("status_msg", "Processing"))
+    out.Flush()
+    for piece in ["...", " Done!"]:
+        out.Send(append("status_msg", piece))
+        out.Flush()
+    assert out.state["messages"]["status_msg"]["props"]["content"] == "Processing... Done!"
+    assert [m["props"]["content"] for m in out.messages] == ["Processing", "...", " Done!"]
+
+
+def test_state_holds_only_flushed_messages_and_pending_state_everything():
+    out = Output()
+    out.send(text("m", "a"))
+    out.flush()
+    out.send(append("m", "b"))
+    assert out.state["messages"]["m"]["props"]["content"] == "a"
+    assert out.pending_state["messages"]["m"]["props"]["content"] == "ab"
+    assert out.pending == [append("m", "b")]
+    out.flush()
+    assert out.state == out.pending_state
+    assert out.pending == []
+
+
+def test_send_returns_the_id_and_id_less_messages_are_numbered():
+    out = Output()
+    assert out.send("a") == "#0"
+    assert out.send(text("m", "b")) == "m"
+    assert out.send("c") == "#2"
+
+
+def test_a_bad_message_raises_at_send_and_changes_nothing():
+    rec = Recorder()
+    out = Output([rec])
+    out.send(text("m", "a"))
+    before = out.pending_state
+    with pytest.raises(OutputMessageError, match=r"message\.props\.name"):
+        out.send({"type": "tool_call", "props": {"id": "c", "arguments": "{}"}})
+    with pytest.raises(DeltaError) as caught:
+        out.send({"type": "text", "props": {"content": 5}, "id": "m", "delta": True, "delta_path": "content"})
+    assert caught.value.code == "type_mismatch"
+    with pytest.raises(DeltaError) as caught:
+        out.send(append("nope", "x"))
+    assert caught.value.code == "unknown_id"
+    assert out.pending_state == before
+    out.flush()
+    assert rec.batches == [[text("m", "a")]]
+
+
+def test_a_message_after_done_is_rejected_at_send():
+    out = Output()
+    out.send(text("m", "a"))
+    out.send({"type": "text", "props": {}, "id": "m", "done": True})
+    with pytest.raises(DeltaError) as caught:
+        out.send(append("m", "b"))
+    assert caught.value.code == "closed"
+    out.flush()
+    assert out.state["messages"]["m"] == {"id": "m", "type": "text", "props": {"content": "a"}, "done": True}
+
+
+def test_the_caller_changing_its_dicts_after_send_changes_nothing():
+    rec = Recorder()
+    out = Output([rec])
+    message = {"type": "action", "props": {"items": ["a"]}, "id": "t"}
+    out.send(message)
+    message["props"]["items"].append("sneaky")
+    out.flush()
+    assert rec.batches[0][0]["props"] == {"items": ["a"]}
+    assert out.state["messages"]["t"]["props"] == {"items": ["a"]}
+
+
+def test_list_appends_in_the_state_never_reach_the_delivered_messages():
+    out = Output()
+    out.send({"type": "action", "props": {"items": ["a"]}, "id": "t"})
+    out.send({"type": "action", "props": {"items": ["b"]}, "id": "t", "delta": True, "delta_path": "items"})
+    out.flush()
+    assert out.messages[0]["props"] == {"items": ["a"]}
+    assert out.state["messages"]["t"]["props"] == {"items": ["a", "b"]}
+
+
+def test_state_is_a_copy():
+    out = Output()
+    out.send(text("m", "a"))
+    out.flush()
+    out.state["messages"]["m"]["props"]["content"] = "changed"
+    out.state["order"].append("x")
+    assert out.state["messages"]["m"]["props"]["content"] == "a"
+    assert out.state["order"] == ["m"]
+
+
+def test_send_group_tags_every_message():
+    rec = Recorder()
+    out = Output([rec])
+    ids = out.SendGroup({"id": "context_info", "messages": [
+        {"type": "text", "props": {"content": "**Context Information:**"}},
+        {"type": "text", "props": {"content": "Locale: en"}},
+    ], "metadata": {"type": "context"}})
+    out.flush()
+    assert ids == ["#0", "#1"]
+    assert [m["group_id"] for m in rec.batches[0]] == ["context_info", "context_info"]
+    assert out.state["messages"]["#1"] == {"id": "#1", "type": "text", "props": {"content": "Locale: en"},
+                                          "done": False, "group_id": "context_info",
+                                          "metadata": {"type": "context"}}
+
+
+def test_a_group_with_a_bad_member_applies_none_of_it():
+    out = Output()
+    out.send(text("a", "x"))
+    before = out.pending_state
+    with pytest.raises(DeltaError, match=r"group\.messages\[2\]") as caught:
+        out.send_group({"id": "g", "messages": [
+            append("a", "y"),                # touches an existing entry
+            text("new", "n"),                # creates one
+            {**append("a", "z"), "props": {"content": 1}},  # fails
+        ]})
+    assert caught.value.code == "type_mismatch"
+    assert out.pending_state == before
+    assert out.pending == [text("a", "x")]
+
+
+def test_a_group_member_may_update_an_earlier_member():
+    out = Output()
+    out.send_group({"id": "g", "messages": [text("a", "x"), append("a", "y")]})
+    out.flush()
+    assert out.state["messages"]["a"]["props"] == {"content": "xy"}
+
+
+def test_a_failing_sink_does_not_cost_the_others_their_messages():
+    first, last = Recorder(), Recorder()
+
+    def broken(messages):
+        raise RuntimeError("disk full")
+
+    out = Output([first, broken, last])
+    out.send("x")
+    with pytest.raises(SinkError, match="disk full") as caught:
+        out.flush()
+    assert first.batches == last.batches == [[{"type": "text", "props": {"content": "x"}}]]
+    assert [sink for sink, _ in caught.value.errors] == [broken]
+    assert isinstance(caught.value.__cause__, RuntimeError)
+    assert out.pending == []  # delivered (to those that could take it); not resent
+    out.send("y")
+    with pytest.raises(SinkError):
+        out.flush()
+    assert last.batches[-1] == [{"type": "text", "props": {"content": "y"}}]
+
+
+def test_accept_is_kept_and_checked():
+    assert Output(accept="standard").accept == "standard"
+    with pytest.raises(TypeError, match="accept"):
+        Output(accept="")
