@@ -57,8 +57,10 @@ class UsageReport:
     window: int | None
     """The model's fallback context window, or None when unknown."""
     lifetime: Mapping[str, Any] | None
-    """usage_add totals of the turns run in this kernel (None when none ran)."""
-    lifetime_turns: int
+    """usage_add totals of every model response run_turn finalised in this kernel (None: none yet)."""
+    lifetime_responses: int
+    context_lifetime: Mapping[str, Any] | None = None
+    """The same totals for this context's own turns (None when it has none)."""
     encoding: str | None = None
     """The tiktoken encoding behind the exact counts, or None when there are none."""
 
@@ -89,19 +91,14 @@ class UsageReport:
             line += f" = {_percent(self.share or 0.0)} of {self.window:,}"
         return line
 
-    def _lifetime_line(self) -> str:
-        if not self.lifetime or not self.lifetime_turns:
-            return "lifetime in this kernel: no turns run yet"
-        turns = "turn" if self.lifetime_turns == 1 else "turns"
-        line = (
-            f"lifetime in this kernel: {self.lifetime_turns} {turns}, "
-            f"{_int(self.lifetime.get('inputTokens')):,} in + {_int(self.lifetime.get('outputTokens')):,} out"
-            f" = {_int(self.lifetime.get('totalTokens')):,} tokens"
-        )
-        cost = self.lifetime.get("cost")
-        if isinstance(cost, (int, float)) and not isinstance(cost, bool):
-            line += f", cost {cost:g}"
-        return line
+    def _lifetime_lines(self) -> list[str]:
+        if not self.lifetime or not self.lifetime_responses:
+            return ["lifetime in this kernel: no turns run yet"]
+        plural = "s" if self.lifetime_responses != 1 else ""
+        lines = [f"lifetime in this kernel: {self.lifetime_responses} model response{plural}, {_sum(self.lifetime)}"]
+        if self.context_lifetime:
+            lines.append(f"  of which this context: {_sum(self.context_lifetime)}")
+        return lines
 
     def to_text(self) -> str:
         """The fixed-width table (what nbval compares)."""
@@ -126,7 +123,7 @@ class UsageReport:
         if not body:
             lines.append("  (empty context)")
         lines.append(self._total_line())
-        lines.append(self._lifetime_line())
+        lines.extend(self._lifetime_lines())
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -176,9 +173,24 @@ class UsageReport:
             f'<table style="border-collapse:collapse"><thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>'
             f'<div style="margin-top:4px">{esc(self._total_line())}</div>{gauge}'
-            f'<div style="color:var(--jp-ui-font-color2,#757575)">{esc(self._lifetime_line())}</div>'
-            "</div>"
+            + "".join(
+                f'<div style="color:var(--jp-ui-font-color2,#757575);white-space:pre">{esc(text)}</div>'
+                for text in self._lifetime_lines()
+            )
+            + "</div>"
         )
+
+
+def _sum(usage: Mapping[str, Any]) -> str:
+    """``12 in + 5 out = 17 tokens`` (and the cost when the provider reported one)."""
+    text = (
+        f"{_int(usage.get('inputTokens')):,} in + {_int(usage.get('outputTokens')):,} out"
+        f" = {_int(usage.get('totalTokens')):,} tokens"
+    )
+    cost = usage.get("cost")
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+        text += f", cost {cost:g}"
+    return text
 
 
 def _int(value: Any) -> int:
@@ -277,7 +289,8 @@ def build_usage_report(
     *,
     model: str | None = None,
     lifetime: Mapping[str, Any] | None = None,
-    lifetime_turns: int = 0,
+    lifetime_responses: int = 0,
+    context_lifetime: Mapping[str, Any] | None = None,
     exact: bool = True,
     exact_counter: tuple[str, ExactCounter] | None = None,
 ) -> UsageReport:
@@ -307,6 +320,7 @@ def build_usage_report(
         model=model,
         window=window,
         lifetime=dict(lifetime) if lifetime else None,
-        lifetime_turns=lifetime_turns,
+        lifetime_responses=lifetime_responses,
+        context_lifetime=dict(context_lifetime) if context_lifetime else None,
         encoding=exact_counter[0] if exact_counter else None,
     )

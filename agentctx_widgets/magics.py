@@ -101,9 +101,9 @@ def _describe_error(error: Any) -> str:
     if isinstance(error, BaseException):
         return f"{_kind(error)}: {error}"
     if isinstance(error, Mapping):
-        message = error.get("message") or error.get("error") or error
-        hook = error.get("hook")
-        return f"{hook}: {message}" if hook else str(message)
+        message = str(error.get("message") or error.get("error") or dict(error))
+        code = error.get("code")
+        return f"{message} [{code}]" if code else message
     return str(error)
 
 
@@ -218,10 +218,17 @@ class AgentContextMagics(Magics):
     def _do_usage(self, args: Any, cell: str | None) -> UsageReport:
         from ._usage_report import build_usage_report
 
+        from .hooks.usage_log import context_usage, session_usage
+
         context, _ = self._context_from(args.target, "usage")
-        lifetime, turns = _lifetime_usage()
+        lifetime = session_usage()
         return build_usage_report(
-            context.messages(), model=args.model, lifetime=lifetime, lifetime_turns=turns, exact=args.exact
+            context.messages(),
+            model=args.model,
+            lifetime=lifetime,
+            lifetime_responses=int(lifetime.get("responses") or 0),
+            context_lifetime=context_usage(context),
+            exact=args.exact,
         )
 
     def _do_hooks(self, args: Any, cell: str | None) -> None:
@@ -264,7 +271,14 @@ class AgentContextMagics(Magics):
         started = time.perf_counter()
         try:
             result = run_turn(
-                context, text, hooks=hooks, model=model, view=view, accept=args.accept, streaming=args.stream
+                context,
+                text,
+                hooks=hooks,
+                model=model,
+                view=view,
+                accept=args.accept,
+                streaming=args.stream,
+                chat_id=context.id or context.name or target,
             )
         except BaseException as error:
             restore_messages(context, before)
@@ -385,21 +399,6 @@ def _has_hook(hooks: Any, name: str) -> bool:
     if isinstance(hooks, Mapping):
         return name in hooks
     return callable(getattr(hooks, name, None))
-
-
-def _lifetime_usage() -> tuple[dict | None, int]:
-    """(usage_add totals, turn count) of the turns run in this kernel, from the hooks runner."""
-    from . import hooks
-
-    getter = getattr(hooks, "lifetime_usage", None)
-    if getter is None:
-        return None, 0
-    value = getter()
-    if isinstance(value, tuple):
-        return value
-    turns = getattr(value, "turns", None)
-    usage = getattr(value, "usage", value)
-    return (dict(usage) if usage else None), int(turns or 0)
 
 
 def _turn_summary(result: Any, elapsed: float) -> str:

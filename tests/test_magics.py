@@ -470,3 +470,192 @@ def test_replay_of_a_missing_file(ip: Any) -> None:
     _, out = line(ip, "replay missing.jsonl")
     assert_error(out, "replay: no such file: 'missing.jsonl'")
     assert ip.shown == []
+
+
+# ---- hooks ----------------------------------------------------------------------------------------
+def test_hooks_cell_defines_a_javascript_hook_set(ip: Any) -> None:
+    result, out = cell(ip, "hooks greet", JS_HOOKS)
+    assert result is None and out.stderr == ""
+    assert out.stdout == "hook set greet (JavaScript): Create, Done\n"
+    assert ip.user_ns["greet"].names == frozenset({"Create", "Done"})
+
+
+@pytest.mark.parametrize("first_line", ["hooks pyhooks", "hooks pyhooks --lang python"])
+def test_hooks_cell_in_python_takes_only_the_hook_functions(ip: Any, first_line: str) -> None:
+    _, out = cell(ip, first_line, PY_HOOKS)
+    assert out.stdout == "hook set pyhooks (Python): Create\n"
+    assert ip.user_ns["pyhooks"].names == frozenset({"Create"})
+    assert "helper" not in ip.user_ns  # the cell ran in a namespace of its own
+
+
+def test_language_detection() -> None:
+    assert magics_module.detect_language(PY_HOOKS) == "python"
+    assert magics_module.detect_language("async def Done(ctx, messages, response):\n    return {}") == "python"
+    assert magics_module.detect_language(JS_HOOKS) == "js"
+    assert magics_module.detect_language("function Create() { const undef = 1; }") == "js"
+
+
+@pytest.mark.parametrize(
+    ("first_line", "body", "fragments"),
+    [
+        ("hooks broken", "function Create(ctx, messages) { return {", ("hooks broken: the JavaScript does not load",)),
+        ("hooks none", "const x = 1;", ("hooks none: the cell defines none of Create, Before, After, Done, Error",)),
+        ("hooks none --lang python", "x = 1", ("hooks none: the cell defines none of",)),
+        ("hooks bad", "def Create(ctx, messages):\n    return {", ("hooks bad: SyntaxError", "cell line 2")),
+        ("hooks boom", "x = 1\ndef Create(ctx, m):\n    pass\n1 / 0\n", ("hooks boom: the cell raised ZeroDivisionError", "cell line 4")),
+        ("hooks notfn --lang python", "Create = 3", ("hooks notfn: the cell defines none of",)),
+        ("hooks 2fast", JS_HOOKS, ("hooks: '2fast' is not a valid Python variable name",)),
+        ("hooks empty", "   \n", ("hooks empty: the cell is empty",)),
+        ("hooks x --lang ruby", JS_HOOKS, ("hooks: argument --lang: invalid choice: 'ruby'",)),
+    ],
+)
+def test_hooks_errors_bind_nothing(ip: Any, first_line: str, body: str, fragments: tuple[str, ...]) -> None:
+    before = names(ip)
+    _, out = cell(ip, first_line, body)
+    assert_error(out, *fragments)
+    assert names(ip) == before
+    assert ip.magics_manager.registry["AgentContextMagics"].hook_sets == {}
+
+
+def test_redefining_a_hook_set_replaces_it(ip: Any) -> None:
+    cell(ip, "hooks h", JS_HOOKS)
+    _, out = cell(ip, "hooks h", "def Done(ctx, messages, response):\n    return {}\n")
+    assert out.stdout == "hook set h (Python): Done\n"
+    assert ip.user_ns["h"].names == frozenset({"Done"})
+
+
+# ---- run ------------------------------------------------------------------------------------------
+SUMMARY = re.compile(
+    r"^turn done: (\d+) in \+ (\d+) out = (\d+) tokens \((estimate|provider)\), \d+ ms, hooks: (.*)\n$"
+)
+
+
+def test_run_creates_and_binds_a_context_for_a_new_name(ip: Any) -> None:
+    result, out = line(ip, 'run chat "hello there"')
+    assert result is None and out.stderr == ""
+    chat = ip.user_ns["chat"]
+    assert isinstance(chat, Context) and chat.name == "chat"
+    assert chat.messages() == [
+        user_message("hello there"),
+        {"type": 3, "content": [{"type": "text", "text": "Scripted reply to: hello there"}]},
+    ]
+    # input: "hello there" = 2 words -> 3 tokens; output: 5 words -> ceil(20/3) = 7 tokens
+    assert SUMMARY.match(out.stdout).groups() == ("3", "7", "10", "estimate", "none")
+    (view,) = ip.shown
+    assert view.context is chat and view.state()["context"] == chat.messages()
+
+
+def test_run_with_hooks_on_an_existing_context(ip: Any) -> None:
+    cell(ip, "hooks greet", JS_HOOKS)
+    ctx = sample_context()
+    ip.user_ns["ctx"] = ctx
+    _, out = line(ip, 'run ctx "What is 2+2?" --hooks greet')
+    assert out.stderr == ""
+    assert SUMMARY.match(out.stdout).group(5) == "Create, Done"
+    # the new user text merges into the last (user) message: seed 001's append_message
+    assert len(ctx) == 3 and ctx.at(-1)["content"][0]["text"] == "Scripted reply to: What is 2+2?"
+    result = ip.magics_manager.registry["AgentContextMagics"].last_result
+    kinds = [(m["type"], m["props"].get("message") or m["props"].get("content")) for m in result.output]
+    assert kinds == [
+        ("loading", "Thinking..."),
+        ("text", "Scripted reply to: What is 2+2?"),
+        ("text", "Done: Scripted reply to: What is 2+2?"),
+    ]
+    (view,) = ip.shown
+    assert view.state()["outputs"]["messages"]["l1"]["props"] == {"message": "Thinking..."}
+
+
+def test_run_with_a_model_variable_and_a_model_id(ip: Any) -> None:
+    ip.user_ns["bot"] = agentctx_widgets.ScriptedModel(["Four."], model="gpt-4o")
+    _, out = line(ip, 'run c1 "2+2?" --model bot')
+    assert out.stderr == ""
+    assert ip.user_ns["c1"].at(-1)["content"][0]["text"] == "Four."
+    _, out = line(ip, 'run c2 "2+2?" --model o3 --no-stream --accept standard')
+    assert out.stderr == ""
+    assert ip.user_ns["c2"].at(-1)["content"][0]["text"] == "Scripted reply to: 2+2?"
+    first, second = ip.shown
+    assert first.model == "gpt-4o" and second.model == "o3"
+    assert second.state()["header"]["window"] == 200_000
+    result = ip.magics_manager.registry["AgentContextMagics"].last_result
+    assert result.chunks[0]["object"] == "chat.completion.chunk"  # a standard client got OpenAI chunks
+
+
+def test_run_takes_the_user_text_from_the_cell(ip: Any) -> None:
+    _, out = cell(ip, "run memo", "line one\nline two\n")
+    assert out.stderr == ""
+    assert ip.user_ns["memo"].at(0) == user_message("line one\nline two")
+
+
+def test_run_counts_in_the_lifetime_usage(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_usage_report, "try_exact_counter", lambda model: None)
+    from agentctx_widgets.hooks import usage_log
+
+    usage_log.reset_session_usage()
+    line(ip, 'run tally "one two three"')  # in: 3 words -> 4; out: "Scripted reply to: one two three" 6 -> 8
+    line(ip, 'run other "four"')  # in: 1 -> 2; out: 4 words -> 6
+    report, _ = line(ip, "usage tally")
+    assert report.lifetime_responses == 2
+    assert (report.lifetime["inputTokens"], report.lifetime["outputTokens"]) == (6, 14)
+    text = repr(report)
+    assert "lifetime in this kernel: 2 model responses, 6 in + 14 out = 20 tokens" in text
+    assert "  of which this context: 4 in + 8 out = 12 tokens" in text
+
+
+@pytest.mark.parametrize(
+    ("setup", "text", "fragments"),
+    [
+        ({}, 'run chat "hi" --hooks nope', ("run: no hook set named 'nope'",)),
+        ({"num": 3}, 'run num "hi"', ("run: num holds a int, not a Context",)),
+        ({"m": 3}, 'run chat "hi" --model m', ("run: m holds a int, not a model",)),
+        ({}, "run chat", ("run: no user text",)),
+        ({}, 'run chat "   "', ("run: no user text",)),
+        ({}, 'run 9lives "hi"', ("run: '9lives' is not a valid Python variable name",)),
+    ],
+)
+def test_run_errors_bind_nothing(ip: Any, setup: dict, text: str, fragments: tuple[str, ...]) -> None:
+    ip.user_ns.update(setup)
+    before = names(ip)
+    _, out = line(ip, text)
+    assert_error(out, *fragments)
+    assert names(ip) == before and ip.shown == []
+
+
+def test_run_text_on_the_line_and_in_the_cell_is_an_error(ip: Any) -> None:
+    _, out = cell(ip, 'run chat "hi"', "also this")
+    assert_error(out, "run: give the user text on the magic line or in the cell, not both")
+    assert "chat" not in ip.user_ns
+
+
+@pytest.mark.parametrize(
+    ("hooks", "fragments"),
+    [
+        ("function Create(ctx, messages) { throw new Error('no database'); }", ("Create", "no database", "HOOK_THREW")),
+        ("def Before(ctx, messages, response):\n    raise KeyError('user_id')\n", ("Before", "user_id")),
+        ("function Done(ctx, messages, response) { return 42; }", ("Done",)),
+    ],
+)
+def test_a_failing_hook_leaves_the_context_unchanged(ip: Any, hooks: str, fragments: tuple[str, ...]) -> None:
+    cell(ip, "hooks bad", hooks)
+    ctx = sample_context()
+    before = copy.deepcopy(ctx.messages())
+    ip.user_ns["ctx"] = ctx
+    _, out = line(ip, 'run ctx "hello" --hooks bad')
+    assert_error(out, "run: ", *fragments)
+    assert out.stderr.rstrip().endswith("; the context is unchanged")
+    assert ctx.messages() == before
+    (view,) = ip.shown
+    assert view.state()["context"] == before  # the view followed the roll-back
+    # a new name is not bound when its first turn fails
+    _, out = line(ip, 'run fresh "hello" --hooks bad')
+    assert "fresh" not in ip.user_ns
+
+
+def test_a_failing_model_leaves_the_context_unchanged(ip: Any) -> None:
+    ip.user_ns["flaky"] = agentctx_widgets.ScriptedModel([{"text": "partial", "error": "rate limited"}])
+    ctx = sample_context()
+    ctx.append(user_message("earlier question"))  # the next user message merges into this one
+    before = copy.deepcopy(ctx.messages())
+    ip.user_ns["ctx"] = ctx
+    _, out = line(ip, 'run ctx "hello" --model flaky')
+    assert_error(out, "run: ", "rate limited")
+    assert ctx.messages() == before
