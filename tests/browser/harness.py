@@ -280,4 +280,5 @@ class Lab:
     def set_theme(self, theme: str) -> None:
         self.command("apputils:change-theme", {"theme": theme})
         self.page.wait_for_function(
-            "(t) => document.body.dataset.jpThemeName === t", arg=theme, timeout=30_000)
+            "(t) => document.body.dataset.jpThemeName === t && !document.querySelector('#jupyterlab-splash')",
+            arg=theme, timeout=30_000)

@@ -1,0 +1,153 @@
+"""Every message type reaches the screen, in light and dark theme, and hostile Markdown runs nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import write_notebook
+
+pytestmark = pytest.mark.browser
+
+VIEW = ".agentctx-view"
+
+ALL_TYPES = r'''
+import base64, struct
+from agentctx_widgets import Context, ContextView, Output
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAHUlEQVR4nGNgGAWjYBSMglEwCkbBKBgFo2AUDAMAAjAAAZBm3b8AAAAASUVORK5CYII="
+ctx = Context([
+    {"type": 1, "content": [{"type": "text", "text": "You are a weather bot."}]},
+    {"type": 2, "content": [{"type": "text", "text": "Weather in **Paris**?"},
+                            {"type": "binary", "mimetype": "text/plain", "filename": "notes.txt",
+                             "content": base64.b64encode(b"hello").decode()}]},
+    {"type": 3, "content": [{"type": "thinking", "text": "The user wants weather."},
+                            {"type": "text", "text": "Let me check."},
+                            {"type": "toolCall", "callId": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}}]},
+    {"type": 4, "callId": "call_1", "content": [{"type": "text", "text": "18 C and sunny"}]},
+    {"type": 3, "content": [{"type": "text", "text": "It is *sunny*."},
+                            {"type": "image", "mimetype": "image/png", "content": PNG}]},
+    {"type": "note", "text": "a record"},
+], name="all-types")
+view = ContextView(ctx, model="gpt-4o")
+out = Output(sinks=[view])
+out.send({"id": "o-user", "type": "user_input", "props": {"content": "typed by the user"}})
+out.send({"id": "o-text", "type": "text", "props": {"content": "Plain **markdown** text"}})
+out.send({"id": "o-think", "type": "thinking", "props": {"content": "thinking out loud"}})
+out.send({"id": "o-load", "type": "loading", "props": {"message": "Loading things..."}})
+out.send({"id": "o-tool", "type": "tool_call", "props": {"id": "call_9", "name": "lookup", "arguments": '{"q": 1}'}})
+out.send({"id": "o-err", "type": "error", "props": {"message": "Something broke", "code": "E_TEST", "details": "details here"}})
+out.send({"id": "o-img", "type": "image", "props": {"url": "data:image/png;base64," + PNG, "alt": "a red square", "width": 16, "height": 16}})
+out.send({"id": "o-audio", "type": "audio", "props": {"url": "https://example.invalid/a.mp3", "format": "mp3", "transcript": "audio words", "controls": True}})
+out.send({"id": "o-video", "type": "video", "props": {"url": "https://example.invalid/v.mp4", "format": "mp4", "controls": True}})
+out.send({"id": "o-action", "type": "action", "props": {"name": "open_panel", "payload": {"x": 1}}})
+out.send({"id": "o-event", "type": "event", "props": {"event": "stream_start", "data": {"k": "v"}}})
+out.send({"id": "o-unknown", "type": "chart", "props": {"series": [1, 2, 3]}})
+out.send_group({"id": "g1", "messages": [{"id": "o-g1", "type": "text", "props": {"content": "grouped one"}},
+                                          {"id": "o-g2", "type": "text", "props": {"content": "grouped two"}}]})
+out.flush()
+view
+'''
+
+OUTPUT_IDS = ["o-user", "o-text", "o-think", "o-load", "o-tool", "o-err", "o-img", "o-audio", "o-video",
+              "o-action", "o-event", "o-unknown", "o-g1", "o-g2"]
+
+
+def wait_rendered(lab, seq_at_least: int = 0, index: int = 0) -> None:
+    lab.wait_for(
+        "([sel, seq, i]) => { const el = document.querySelectorAll(sel)[i];"
+        " return !!el && el.dataset.seq !== undefined && Number(el.dataset.seq) >= seq; }",
+        [VIEW, seq_at_least, index],
+    )
+
+
+def test_every_message_type_renders_in_light_and_dark(lab):
+    write_notebook(lab.server.root, "all_types.ipynb", [ALL_TYPES])
+    lab.open("all_types.ipynb")
+    lab.run_all()
+    seq = lab.kernel_json("view.state()['seq']")
+    wait_rendered(lab, seq)
+    root = lab.page.locator(VIEW)
+
+    kinds = root.locator(".actx-msg").evaluate_all("els => els.map(e => e.dataset.kind)")
+    for kind in ["system", "user", "assistant", "record"]:
+        assert kind in kinds, kinds
+    assert root.locator("[data-testid=actx-tool-result]").count() == 1
+    blocks = set(root.locator(".actx-block").evaluate_all("els => els.map(e => e.dataset.block)"))
+    assert {"text", "thinking", "toolCall", "image", "binary"} <= blocks, blocks
+    assert root.locator(".actx-msg strong", has_text="Paris").count() == 1  # Markdown, not raw asterisks
+
+    rendered = root.locator(".actx-out").evaluate_all(
+        "els => Object.fromEntries(els.map(e => [e.dataset.outputId, {kind: e.dataset.kind, text: e.textContent}]))")
+    assert set(OUTPUT_IDS) <= set(rendered), sorted(rendered)
+    for output_id, needle in [("o-user", "typed by the user"), ("o-text", "markdown"), ("o-think", "thinking out loud"),
+                              ("o-load", "Loading things"), ("o-tool", "lookup"), ("o-err", "Something broke"),
+                              ("o-g1", "grouped one"), ("o-g2", "grouped two")]:
+        assert needle in rendered[output_id]["text"], (output_id, rendered[output_id])
+    assert rendered["o-unknown"]["kind"] == "chart" or "chart" in rendered["o-unknown"]["text"]
+    assert root.locator(".actx-out[data-output-id=o-text] strong", has_text="markdown").count() == 1
+    assert root.locator(".actx-out[data-output-id=o-img] img").count() == 1
+    assert root.locator(".actx-out[data-output-id=o-audio] audio").count() == 1
+    assert root.locator(".actx-out[data-output-id=o-video] video").count() == 1
+    group = root.locator(".actx-group[data-group-id=g1]")
+    assert group.locator(".actx-out").count() == 2
+
+    lab.page.locator(VIEW).scroll_into_view_if_needed()
+    for theme, name in [("JupyterLab Light", "light"), ("JupyterLab Dark", "dark")]:
+        lab.set_theme(theme)
+        lab.page.evaluate("(sel) => { document.querySelector(sel + ' .actx-body').scrollTop = 0; }", VIEW)
+        lab.screenshot(f"all_types_{name}_top", VIEW)
+        lab.page.evaluate("(sel) => { const b = document.querySelector(sel + ' .actx-body'); b.scrollTop = b.scrollHeight; }", VIEW)
+        lab.screenshot(f"all_types_{name}_bottom", VIEW)
+    background = lab.page.evaluate(
+        "(sel) => getComputedStyle(document.querySelector(sel).querySelector('.actx-root')).color", VIEW)
+    lab.set_theme("JupyterLab Light")
+    # dark theme: light text on a dark page (rgb components of the text color are high)
+    channels = [int(c) for c in background[background.index("(") + 1: background.index(")")].split(",")[:3]]
+    assert sum(channels) / 3 > 128, background
+
+
+HOSTILE = r'''
+from agentctx_widgets import Context, ContextView, Output
+payload = (
+    "Before\n\n"
+    "<img src=x onerror=\"window.__pwned = 'img'; console.log('PWNED img')\">\n\n"
+    "<script>window.__pwned = 'script'; console.log('PWNED script')</script>\n\n"
+    "[click me](javascript:window.__pwned='link';console.log('PWNED-link'))\n\n"
+    "<a href=\"javascript:window.__pwned='a'\">raw link</a>\n\n"
+    "After"
+)
+ctx = Context([{"type": 2, "content": [{"type": "text", "text": payload}]},
+               {"type": 3, "content": [{"type": "thinking", "text": payload}, {"type": "text", "text": payload}]}],
+              name="hostile")
+view = ContextView(ctx)
+out = Output(sinks=[view])
+out.send({"id": "h1", "type": "text", "props": {"content": payload}})
+out.send({"id": "h2", "type": "error", "props": {"message": payload, "details": payload}})
+out.flush()
+view
+'''
+
+
+def test_hostile_markdown_executes_nothing(lab):
+    write_notebook(lab.server.root, "hostile.ipynb", [HOSTILE])
+    lab.open("hostile.ipynb")
+    lab.run_all()
+    seq = lab.kernel_json("view.state()['seq']")
+    wait_rendered(lab, seq)
+    root = lab.page.locator(VIEW)
+    assert "After" in root.locator(".actx-out[data-output-id=h1]").text_content()
+    # A control image with a broken src: once its onerror has fired, a payload image would have too.
+    lab.page.evaluate(
+        "() => { const img = document.createElement('img'); img.onerror = () => { window.__control = true; };"
+        " img.src = 'x?control'; document.body.append(img); }")
+    lab.wait_for("() => window.__control === true")
+    links = root.locator("a")
+    for i in range(links.count()):
+        href = links.nth(i).get_attribute("href") or ""
+        assert not href.strip().lower().startswith("javascript:"), href
+        if not href and links.nth(i).is_visible():
+            links.nth(i).click(no_wait_after=True)  # a neutralised link must stay inert
+    assert root.locator("script").count() == 0
+    assert root.locator("[onerror], [onclick], [onload]").count() == 0
+    assert lab.page.evaluate("() => window.__pwned") is None
+    assert not [line for line in lab.console if "PWNED" in line], lab.console
