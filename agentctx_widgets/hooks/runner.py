@@ -391,8 +391,10 @@ def error_dict(failure: BaseException) -> dict:
     if isinstance(failure, HookError):
         return failure.to_dict()
     if isinstance(failure, ModelError):
-        return {"message": failure.message, "code": failure.code or "MODEL_ERROR", "name": "ModelError",
-                "hook": None, "retry": failure.retry}
+        error = {"message": failure.message, "code": failure.code or "MODEL_ERROR", "name": "ModelError", "hook": None}
+        if failure.retry is not None:
+            error["retry"] = failure.retry
+        return error
     code = getattr(failure, "code", None)
     return {"message": f"{type(failure).__name__}: {failure}", "code": code if isinstance(code, str) else "TURN_ERROR",
             "name": type(failure).__name__, "hook": None}
