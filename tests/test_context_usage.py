@@ -157,3 +157,22 @@ def test_fallback_context_windows():
     assert fallback_context_window(None) is None
     with pytest.raises(TypeError):
         FALLBACK_CONTEXT_WINDOWS["x"] = 1  # type: ignore[index]
+
+
+def test_in_place_edit_of_parsed_arguments_is_noticed():
+    args = {"q": "a b"}
+    ctx = [{"type": 3, "content": [{"type": "toolCall", "callId": "c", "name": "f", "arguments": args}]}]
+    assert estimate_context_tokens(ctx) == 3  # '{"q":"a b"}': 2 words
+    args["q"] = "a b c d e"
+    assert estimate_context_tokens(ctx) == 7  # 5 words
+
+
+def test_fast_path_matches_the_reference_walk():
+    import agentctx_widgets.context.usage as usage
+
+    ctx = [user("x y"), {"type": "rec"}, {"type": 3, "content": [{"type": "image", "url": "u"},
+                                                               {"type": "thinking", "text": " a  b c "},
+                                                               {"type": "toolCall", "arguments": [1, "two three"]}]},
+           {"type": 2, "content": "not a list"}, 5]
+    reference = sum(len(text.split()) for text in usage._strings(ctx))
+    assert estimate_context_tokens(ctx) == -(-reference * 4 // 3) == 10  # 2 + 3 + 2 ('[1,"two', 'three"]') = 7 words

@@ -83,7 +83,8 @@ def estimate_tokens(text: Any) -> int:
 
 
 _TEXT_BLOCKS = frozenset({"text", "thinking"})
-_cache: dict[int, tuple[str, int]] = {}
+# id(string) -> (string, words); id(parsed arguments) -> (arguments, their JSON bytes, words)
+_cache: dict[int, tuple] = {}
 _cache_lock = threading.Lock()
 
 
@@ -108,6 +109,7 @@ def _block_string(block: Any) -> str | None:
 
 
 def _strings(context: Iterable) -> Iterable[str]:
+    """Every countable string of ``context``, in order (the reference the fast path must match)."""
     for message in context:
         if not isinstance(message, Mapping):
             continue
@@ -120,6 +122,20 @@ def _strings(context: Iterable) -> Iterable[str]:
                 yield text
 
 
+def _parsed_argument_words(arguments: Any, cache: dict) -> int:
+    """Words in the compact JSON of parsed arguments; cached per object while its JSON is unchanged."""
+    try:
+        encoded = orjson.dumps(arguments)
+    except TypeError:
+        return 0
+    hit = cache.get(id(arguments))
+    if hit is not None and hit[0] is arguments and hit[1] == encoded:
+        return hit[2]
+    words = len(encoded.split())  # JSON is ASCII-whitespace separated: bytes.split agrees with str.split
+    cache[id(arguments)] = (arguments, encoded, words)
+    return words
+
+
 def estimate_context_tokens(context: Iterable | None = None) -> int:
     """Estimated input tokens of a whole context, with per-string caching (module docstring)."""
     if context is None:
@@ -127,23 +143,60 @@ def estimate_context_tokens(context: Iterable | None = None) -> int:
     if not isinstance(context, Iterable) or isinstance(context, (str, bytes, Mapping)):
         raise TypeError(f"estimate_context_tokens: context must be an iterable of messages, got {type(context).__name__}")
     cache = _cache
+    get = cache.get
     words = 0
     seen = 0
-    for text in _strings(context):
-        seen += 1
-        hit = cache.get(id(text))
-        if hit is not None and hit[0] is text:
-            words += hit[1]
-        else:
-            count = len(text.split())
-            cache[id(text)] = (text, count)
-            words += count
+    # One flat loop with exact-type fast paths: this runs over every block of a long context per call.
+    for message in context:
+        if message.__class__ is not dict:
+            if not isinstance(message, Mapping):
+                continue
+        content = message.get("content")
+        if content.__class__ is not list and not isinstance(content, list):
+            continue
+        for block in content:
+            if block.__class__ is not dict and not isinstance(block, Mapping):
+                continue
+            kind = block.get("type")
+            if kind == "text" or kind == "thinking":
+                text = block.get("text")
+            elif kind == "toolCall":
+                text = block.get("arguments")
+                if text is not None and not isinstance(text, str):
+                    seen += 1
+                    words += _parsed_argument_words(text, cache)
+                    continue
+            else:
+                continue
+            if not text or not isinstance(text, str):
+                continue
+            seen += 1
+            hit = get(id(text))
+            if hit is not None and hit[0] is text:
+                words += hit[1]
+            else:
+                count = len(text.split())
+                cache[id(text)] = (text, count)
+                words += count
     if len(cache) > 2 * seen + 4096:
-        with _cache_lock:
-            live = {id(text): cache[id(text)] for text in _strings(context) if id(text) in cache}
-            cache.clear()
-            cache.update(live)
+        _prune(context)
     return _tokens_for_words(words)
+
+
+def _prune(context: Iterable) -> None:
+    """Keep only the cache entries of the strings and arguments still in ``context``."""
+    with _cache_lock:
+        live: dict[int, tuple] = {}
+        for message in context:
+            content = message.get("content") if isinstance(message, Mapping) else None
+            for block in content if isinstance(content, list) else ():
+                if isinstance(block, Mapping):
+                    for key in ("text", "arguments"):
+                        value = block.get(key)
+                        if value is not None and id(value) in _cache and _cache[id(value)][0] is value:
+                            live[id(value)] = _cache[id(value)]
+        _cache.clear()
+        _cache.update(live)
 
 
 def _message_text(message: Any) -> str:
