@@ -59,3 +59,10 @@ def test_file_message_is_a_user_message_with_one_binary_block():
                                "content": "JVBERi0xLjQ="}]
     with pytest.raises(TypeError):
         file_message("", b"")
+
+
+def test_options_dict_like_the_seed():
+    assert detect_mime({"path": "a.gif"}) == "image/gif"
+    assert detect_mime({"buffer": PNG}) == "image/png"
+    with pytest.raises(TypeError):
+        detect_mime("a.gif")

@@ -55,3 +55,9 @@ def test_every_plain_line_becomes_one_user_text_message(lines):
     lines = [line for line in lines if line.strip()]
     result = parse_context("\n".join(lines))
     assert result == [{"type": 2, "content": [{"type": "text", "text": line}]} for line in lines]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=()), max_size=40))
+def test_never_raises_even_with_lone_surrogates(text):
+    assert isinstance(parse_context(text + "\n\ud800[{\n"), list)

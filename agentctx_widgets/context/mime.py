@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -97,11 +98,17 @@ def _by_extension(path: str) -> str | None:
     return MIME_BY_EXTENSION.get(name.rsplit(".", 1)[-1].lower())
 
 
-def detect_mime(*, path: Any = None, buffer: Any = None) -> str:
+def detect_mime(options: Mapping | None = None, *, path: Any = None, buffer: Any = None) -> str:
     """A media type from ``path``'s extension, then ``buffer``'s leading bytes, else octet-stream.
 
-    Values of the wrong type are treated as absent.
+    Takes keywords (``detect_mime(path=..., buffer=...)``) or, like the seed, one options dict
+    (``detect_mime({"path": ..., "buffer": ...})``). Values of the wrong type are treated as absent.
     """
+    if options is not None:
+        if not isinstance(options, Mapping):
+            raise TypeError(f"detect_mime: options must be a dict, got {type(options).__name__}")
+        path = options.get("path", path)
+        buffer = options.get("buffer", buffer)
     if isinstance(path, str) and path:
         found = _by_extension(path)
         if found:
