@@ -218,12 +218,9 @@ class JsHooks:
     def _sleep_ms(self, ms: Any) -> None:
         if not isinstance(ms, (int, float)) or ms != ms or ms < 0:
             raise ValueError(f"expected a number of milliseconds ≥ 0, got {ms!r}")
-        seconds = ms / 1000
-        wall_left = self._engine.budget.wall_left()
-        if seconds > wall_left:
-            self._sleep(max(wall_left, 0.0))
-            raise TimeoutError(f"sleeping {ms} ms would pass the {self.wall_limit} s wall limit")
-        self._sleep(seconds)
+        # Sleep at most until the wall-clock limit; the interrupt handler then stops the hook at
+        # its next JavaScript instruction (an uncatchable HookTimeoutError, not a JS exception).
+        self._sleep(min(ms / 1000, max(self._engine.budget.wall_left(), 0.0)))
 
     def _record_console(self, hook: str | None, level: str, text: str) -> None:
         line = {"level": level, "hook": hook, "text": text}
