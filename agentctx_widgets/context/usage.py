@@ -9,8 +9,11 @@ Caching: ``estimate_context_tokens`` remembers the word count of every string it
 ``id(string)`` and holding the string itself, so a hit is confirmed with ``is``. Strings are
 immutable, so an in-place edit (``block["text"] += "x"``) puts a new string object in the block and is
 noticed on the next call; re-estimating after one append scans one message's strings and only
-looks up the others. Parsed (dict/list) arguments are re-serialised on every call. The cache is
-pruned to the strings of the latest call when it grows past twice that size.
+looks up the others (every call still walks every block to check identities: that walk is what
+makes in-place edits visible). Parsed (dict/list) arguments are re-serialised with orjson on every
+call and their word count is reused while the JSON bytes are equal. The cache is module-wide (several
+contexts share it) and is pruned to the latest call's strings when it holds more than four times
+that many entries plus 65,536.
 """
 
 from __future__ import annotations
@@ -178,7 +181,7 @@ def estimate_context_tokens(context: Iterable | None = None) -> int:
                 count = len(text.split())
                 cache[id(text)] = (text, count)
                 words += count
-    if len(cache) > 2 * seen + 4096:
+    if len(cache) > 4 * seen + 65536:
         _prune(context)
     return _tokens_for_words(words)
 
