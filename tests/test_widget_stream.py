@@ -339,3 +339,13 @@ def test_close_sends_what_is_left_and_stops_timers():
     proto.output(append("m", "c"))
     timers.advance(5.0)
     assert len(rec.sent) == count
+
+
+def test_settle_sends_the_queue_and_writes_the_snapshot_now():
+    proto, timers, rec = make()
+    proto.output(text("m", "a"))
+    proto.output(append("m", "b"))
+    proto.settle()
+    assert rec.sent[-1]["seq"] == 2
+    assert rec.snapshots[-1]["seq"] == 2
+    assert rec.snapshots[-1]["outputs"]["messages"]["m"]["props"]["content"] == "ab"

@@ -228,6 +228,12 @@ class StreamProtocol:
         with self._lock:
             self._flush_now()
 
+    def settle(self) -> None:
+        """Send what is queued and write the settled snapshot now (before saving a notebook, in tests)."""
+        with self._lock:
+            self._flush_now()
+            self._write_snapshot()
+
     def close(self) -> None:
         """Send what is left, write the settled snapshot, and stop every timer."""
         with self._lock:

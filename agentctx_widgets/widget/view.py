@@ -112,6 +112,10 @@ class ContextView(anywidget.AnyWidget):
         """The front-end state as the kernel holds it (what every view converges to)."""
         return self._stream.state()
 
+    def settle(self) -> None:
+        """Send what is queued and store the settled state in the synced trait now (e.g. before saving)."""
+        self._stream.settle()
+
     def close(self) -> None:
         """Stop following the context, send what is left, and close the comm."""
         if self._unsubscribe is not None:

@@ -234,6 +234,10 @@ class Lab:
             self.page.wait_for_function("() => !!(window.jupyterapp && window.jupyterapp.shell.currentWidget"
                                         " && window.jupyterapp.shell.currentWidget.content)", timeout=timeout * 1000)
 
+    def wait_notebook(self, timeout: float = 90.0) -> None:
+        """Wait until the current notebook's kernel is connected and idle (after a reload, say)."""
+        self.page.wait_for_function(_NOTEBOOK_READY, timeout=timeout * 1000)
+
     def command(self, name: str, args: dict | None = None) -> Any:
         return self.page.evaluate("([name, args]) => window.jupyterapp.commands.execute(name, args)", [name, args or {}])
 
