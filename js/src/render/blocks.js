@@ -70,7 +70,7 @@ function toolCall(block, env) {
   const result = callId && env.resultFor ? env.resultFor(callId) : null;
   const children = [
     h("div", { className: "actx-tool-head" }, [
-      h("span", { className: "actx-tool-icon", "aria-hidden": "true", text: "🔧" }),
+      h("span", { className: "actx-tool-kind", text: "tool" }),
       h("span", { className: "actx-tool-name", text: String(block.name ?? "(unnamed tool)") }),
       callId ? h("span", { className: "actx-call-id", text: callId }) : null,
     ]),
@@ -92,16 +92,16 @@ export function remoteImageButton(url, label) {
     "data-testid": "actx-remote-img",
     "data-src": url,
     title: `Load ${url}`,
-    text: `🖼 Load image${label ? `: ${label}` : ""}`,
+    text: `Load image${label ? `: ${label}` : ""}`,
   });
 }
 
 /** @param {string} name @param {string} mimetype @param {number | null} size */
 function fileChip(name, mimetype, size) {
   return h("span", { className: "actx-chip actx-file", "data-testid": "actx-file" }, [
-    h("span", { "aria-hidden": "true", text: "📎 " }),
+    h("span", { className: "actx-chip-kind", text: "file" }),
     h("span", { className: "actx-file-name", text: name || "(unnamed file)" }),
-    h("span", { className: "actx-file-meta", text: ` ${mimetype || "unknown type"}${size === null ? "" : ` · ${formatBytes(size)}`}` }),
+    h("span", { className: "actx-file-meta", text: `${mimetype || "unknown type"}${size === null ? "" : ` · ${formatBytes(size)}`}` }),
   ]);
 }
 

@@ -60,6 +60,18 @@ export class BlockScanner {
       this.pos = nl + 1;
       nl = text.indexOf("\n", this.pos);
     }
+    this.peek(text);
+  }
+
+  /**
+   * A line still being written already starts a block when it follows a blank line or a closing
+   * fence and begins unindented (whatever its first character, no block can continue there).
+   * @param {string} text
+   */
+  peek(text) {
+    if (this.fence || this.pos >= text.length || !(this.prevBlank || this.afterFence)) return;
+    const first = text[this.pos];
+    if (first !== " " && first !== "\t" && first !== "\r") this.boundary = this.pos;
   }
 
   /**

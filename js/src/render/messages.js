@@ -152,7 +152,9 @@ export function renderToolResult(message, index, linked) {
     "data-call-id": callId || null,
     "data-error": failed ? "true" : null,
   });
-  el.append(h("div", { className: "actx-tool-result-head", text: failed ? "✖ Tool failed" : linked ? "↳ Result" : `Result of call ${callId || "(no call id)"}` }));
+  const call = `call ${callId || "(no call id)"}`;
+  const head = linked ? (failed ? "✖ Tool failed" : "↳ Result") : failed ? `✖ Tool failed · ${call}` : `Result of ${call}`;
+  el.append(h("div", { className: "actx-tool-result-head", text: head }));
   const blocks = Array.isArray(message.content) ? message.content : [];
   blocks.forEach((block, i) => {
     if (block && block.type === "text") {

@@ -85,7 +85,7 @@ function toolCall(message) {
   return {
     el: h("div", { className: "actx-tool-call", "data-call-id": typeof id === "string" ? id : null }, [
       h("div", { className: "actx-tool-head" }, [
-        h("span", { className: "actx-tool-icon", "aria-hidden": "true", text: "🔧" }),
+        h("span", { className: "actx-tool-kind", text: "tool" }),
         h("span", { className: "actx-tool-name", text: str(name) || "(unnamed tool)" }),
         id === undefined ? null : h("span", { className: "actx-call-id", text: str(id) }),
       ]),
@@ -168,7 +168,7 @@ function chip(kind) {
     return {
       el: h("span", { className: `actx-chip actx-chip-${kind}`, title: clip(json, 2000) }, [
         h("span", { className: "actx-chip-kind", text: kind }),
-        h("span", { className: "actx-chip-text", text: ` ${clip(name ?? JSON.stringify(p) ?? "", 80)}` }),
+        h("span", { className: "actx-chip-text", text: clip(name ?? JSON.stringify(p) ?? "", 80) }),
       ]),
     };
   };

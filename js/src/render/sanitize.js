@@ -130,10 +130,10 @@ function placeholders(fragment) {
     button.setAttribute("data-testid", "actx-remote-img");
     button.title = `Load ${url}`;
     if (isRemoteUrl(url)) {
-      button.textContent = `🖼 Load image${alt ? `: ${alt}` : ""} (${hostOf(url)})`;
+      button.textContent = `Load image${alt ? `: ${alt}` : ""} (${hostOf(url)})`;
     } else {
       button.disabled = true;
-      button.textContent = `🖼 Image not loaded${alt ? `: ${alt}` : ""} (${url.slice(0, 80) || "no URL"})`;
+      button.textContent = `Image not loaded${alt ? `: ${alt}` : ""} (${url.slice(0, 80) || "no URL"})`;
     }
     img.replaceWith(button);
   }

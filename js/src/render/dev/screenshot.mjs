@@ -31,7 +31,7 @@ for (const [theme, vars] of Object.entries(THEMES)) {
 <link rel="stylesheet" href="widget.css">
 <style>:root { ${vars} } body { margin: 12px; background: var(--jp-layout-color0); color: var(--jp-ui-font-color1); }
 .actx-body { max-height: none !important; }</style></head>
-<body><div id="app"></div><script type="module" src="widget.js"></script></body></html>`);
+<body data-jp-theme-light="${theme === "light"}"><div id="app"></div><script type="module" src="widget.js"></script></body></html>`);
   for (const width of [900, 400]) {
     const png = path.join(out, `${theme}-${width}.png`);
     execFileSync("/usr/bin/chromium", [

@@ -1,0 +1,63 @@
+import { afterEach, describe, expect, test } from "vitest";
+import { createRenderer } from "../src/render/index.js";
+
+/** @type {Array<{destroy: () => void}>} */
+const mounted = [];
+afterEach(() => {
+  while (mounted.length) mounted.pop()?.destroy();
+});
+
+/** @param {any} header @param {any[]} [context] */
+function render(header, context = []) {
+  const el = document.createElement("div");
+  document.body.append(el);
+  const renderer = createRenderer(el);
+  mounted.push(renderer);
+  renderer.update({ header, context, pending: null, outputs: { order: [], messages: {} } });
+  return renderer.root;
+}
+
+/** @param {Element} root @param {string} id */
+const byId = (root, id) => /** @type {HTMLElement} */ (root.querySelector(`[data-testid=${id}]`));
+
+describe("header", () => {
+  test("shows name, count, model and a usage gauge with the percentage", () => {
+    const root = render({ name: "demo", count: 12, tokens: 96_000, window: 128_000, model: "gpt-6-mini" });
+    expect(byId(root, "actx-header-name").textContent).toBe("demo");
+    expect(byId(root, "actx-header-count").textContent).toBe("12 messages");
+    expect(byId(root, "actx-header-model").textContent).toBe("gpt-6-mini");
+    const gauge = byId(root, "actx-gauge");
+    expect(gauge.hidden).toBe(false);
+    expect(gauge.dataset.percent).toBe("75"); // 96,000 / 128,000
+    expect(gauge.dataset.level).toBe("mid");
+    expect(gauge.textContent).toContain("75%");
+    expect(/** @type {HTMLElement} */ (gauge.querySelector(".actx-gauge-fill")).style.width).toBe("75%");
+  });
+
+  test("no gauge when the window is null", () => {
+    const root = render({ name: "x", count: 1, tokens: 50, window: null });
+    expect(byId(root, "actx-gauge").hidden).toBe(true);
+    expect(byId(root, "actx-header-count").textContent).toBe("1 message");
+  });
+
+  test("over the window: the bar is full and the level high", () => {
+    const gauge = byId(render({ tokens: 300, window: 200 }), "actx-gauge");
+    expect(gauge.dataset.percent).toBe("150");
+    expect(gauge.dataset.level).toBe("high");
+    expect(/** @type {HTMLElement} */ (gauge.querySelector(".actx-gauge-fill")).style.width).toBe("100%");
+  });
+
+  test("falls back to a default name and the context length", () => {
+    const root = render({}, [{ type: 2, content: [] }, { type: 2, content: [] }]);
+    expect(byId(root, "actx-header-name").textContent).toBe("Context");
+    expect(byId(root, "actx-header-count").textContent).toBe("2 messages");
+  });
+
+  test("destroy removes the view", () => {
+    const el = document.createElement("div");
+    const renderer = createRenderer(el);
+    renderer.update({ header: {}, context: [], pending: null, outputs: { order: [], messages: {} } });
+    renderer.destroy();
+    expect(el.childElementCount).toBe(0);
+  });
+});
