@@ -225,3 +225,29 @@ def test_accept_is_kept_and_checked():
     assert Output(accept="standard").accept == "standard"
     with pytest.raises(TypeError, match="accept"):
         Output(accept="")
+
+
+def test_send_copies_only_the_message_never_the_state(monkeypatch):
+    """O(message), not O(state): count every value the buffer's engine copies, without timing anything."""
+    from agentctx_widgets.output import buffer, delta, messages
+
+    copied = [0]
+    real = messages.clone_json
+
+    def counting(value):
+        copied[0] += 1
+        return real(value)
+
+    for module in (messages, delta, buffer):
+        monkeypatch.setattr(module, "clone_json", counting)
+    out = Output()
+    for i in range(500):  # a big state: 500 messages with some structure each
+        out.send({"type": "action", "props": {"items": [{"n": i}, {"n": i}], "content": "x"}, "id": f"m{i}"})
+    out.flush()
+    copied[0] = 0
+    for _ in range(1000):
+        out.send({"type": "action", "props": {"content": "y"}, "id": "m7", "delta": True, "delta_path": "content"})
+        out.flush()
+    # a handful of copies per send (the message's own fields); one copy of the state would be ~3,500
+    assert copied[0] <= 10 * 1000
+    assert out.state["messages"]["m7"]["props"]["content"] == "x" + "y" * 1000
