@@ -74,6 +74,7 @@ class JupyterServer:
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = self.home / "server.log"
         self.process: subprocess.Popen[bytes] | None = None
+        self.env: dict[str, str] = {}
 
     def start(self, timeout: float = 90.0) -> JupyterServer:
         settings = self.home / "settings"
@@ -106,6 +107,7 @@ class JupyterServer:
         ]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             command.append("--allow-root")  # CI containers run as root
+        self.env = env
         log = self.log_path.open("wb")
         self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.root)
         wait_until(self._answers, timeout, f"JupyterLab at {self.base_url} (log: {self.log_path})", poll=0.2)
@@ -135,6 +137,11 @@ class JupyterServer:
                 self.process.kill()
                 self.process.wait(timeout=10)
         shutil.rmtree(self.home, ignore_errors=True)
+
+    def trust(self, path: Path) -> None:
+        """Sign a notebook with this server's key so its saved widget outputs render."""
+        subprocess.run([str(VENV_BIN / "jupyter"), "trust", str(path)], env=self.env, check=True,
+                       capture_output=True, timeout=60)
 
     def api(self, path: str, method: str = "GET") -> Any:
         request = urllib.request.Request(f"{self.base_url}{path}?token={self.token}", method=method)
