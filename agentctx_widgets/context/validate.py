@@ -30,18 +30,23 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _is_mapping(value: Any) -> bool:
+    # The exact-dict test first: the ABC check is slow and this runs per entry and per block.
+    return value.__class__ is dict or isinstance(value, Mapping)
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def is_record(msg: Any) -> bool:
     """Is ``msg`` a metadata record: a dict whose ``type`` is a string?"""
-    return isinstance(msg, Mapping) and isinstance(msg.get("type"), str)
+    return _is_mapping(msg) and isinstance(msg.get("type"), str)
 
 
 def validate_message(msg: Any, at: str = "message") -> dict:
     """Check the core message shape and return the same object; ``TypeError`` names ``at`` on failure."""
-    if not isinstance(msg, Mapping):
+    if not _is_mapping(msg):
         raise TypeError(f"{at}: expected a message dict, got {type(msg).__name__} {_short(msg)}")
     kind = msg.get("type")
     if not _is_number(kind):
@@ -50,7 +55,7 @@ def validate_message(msg: Any, at: str = "message") -> dict:
     if not isinstance(content, list):
         raise TypeError(f"{at}.content: expected a list of blocks, got {type(content).__name__} {_short(content)}")
     for position, block in enumerate(content):
-        if not isinstance(block, Mapping):
+        if not _is_mapping(block):
             raise TypeError(f"{at}.content[{position}]: expected a block dict, got {type(block).__name__} {_short(block)}")
         if not isinstance(block.get("type"), str):
             raise TypeError(f"{at}.content[{position}].type: expected a string, got {_short(block.get('type'))}")
