@@ -1,3 +1,5 @@
+import warnings
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -91,7 +93,6 @@ def test_merging_never_loses_text(batch):
         for block in message["content"]:
             if block["text"]:
                 expected[block["type"]].append(block["text"])
-        import warnings
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             append_message(ctx, {"type": message["type"], "content": [dict(b) for b in message["content"]]})

@@ -7,6 +7,8 @@ Rules (DESIGN.md "Merging"):
 - The incoming message's own blocks fold first; then it merges into the context's last entry when
   that is a message of the same type, neither is a tool result (type 4), and their fields other than
   ``type``/``content`` are equal. The merged content re-folds.
+- ``merge=False`` only stops the merge into the last entry; the incoming message's own blocks
+  still fold.
 - A message with no content and no failed-response error is dropped with a ``UserWarning``.
 - Records (string ``type``) are appended as they are, never merged.
 
