@@ -407,6 +407,7 @@ def test_shipped_sanitizer_masks_only_what_changes_between_runs() -> None:
         "turn done: 4 in + 2 out = 6 tokens (estimate), N ms, hooks: Create"
     )
     assert sanitize("at 2026-11-29T14:05:00.123Z id 1764424800123") == "at TIMESTAMP id EPOCH-MS"
+    assert sanitize('"id": "progress_1795961220148"') == '"id": "progress_EPOCH-MS"'  # JS Date.now() in an id
     assert sanitize("<Foo object at 0x7f3a2b1c0d90>") == "<Foo object at 0xADDRESS>"
     assert sanitize("chatcmpl-abc123 9b2f6d1e-4c3a-4f8e-9d7b-1a2b3c4d5e6f") == "chatcmpl-ID UUID"
     pinned = "total: 51 tokens (estimate) = 0.03% of 200,000\nhook set greet (JavaScript): Create, Done"
