@@ -30,6 +30,7 @@ Error codes: ``invalid_state``, ``invalid_message``, ``invalid_action``, ``bad_p
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,6 +72,7 @@ def new_state() -> State:
     return {"order": [], "messages": {}}
 
 
+@lru_cache(maxsize=1024)
 def parse_path(path: str) -> tuple[str, ...]:
     """``items.0.name`` and ``items[0].name`` both give ``("items", "0", "name")``."""
     segments: list[str] = []

@@ -8,6 +8,7 @@ private deep copy so a caller that reuses its dicts cannot change what was sent.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal, NotRequired, TypedDict
 
 USER_INPUT = "user_input"
@@ -75,7 +76,7 @@ OPTIONAL_PROPS: dict[str, dict[str, tuple[type, ...]]] = {
     ERROR: {"code": (str, int)},
 }
 
-_ENVELOPE_KEYS = ("type", "props", "id", "delta", "done", "delta_path", "delta_action", "group_id", "metadata")
+_PROPS_CHECKED = frozenset(REQUIRED_PROPS) | frozenset(OPTIONAL_PROPS)
 
 
 def clone_json(value: Any) -> Any:
@@ -105,8 +106,8 @@ def _check_props(mtype: str, props: dict[str, Any], where: str) -> None:
     for name, types in checks.items():
         if name in props:
             value = props[name]
-            ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
-            _check(ok, f"{where}.props.{name}", _type_names(types), value)
+            if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+                raise OutputMessageError(f"{where}.props.{name} must be {_type_names(types)}, got {value!r}")
 
 
 def is_bare_close(message: dict[str, Any]) -> bool:
@@ -114,44 +115,52 @@ def is_bare_close(message: dict[str, Any]) -> bool:
     return bool(message.get("done")) and not message.get("delta") and not message.get("props")
 
 
+def _is_id(value: Any) -> bool:
+    return isinstance(value, str) and value != ""
+
+
+# Envelope fields after type/props: name -> (check, what it must be). Checked only when not None.
+_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "id": (_is_id, "a non-empty string"),
+    "delta": (lambda v: v is True or v is False, "a boolean"),
+    "done": (lambda v: v is True or v is False, "a boolean"),
+    "delta_path": (lambda v: isinstance(v, str), "a string"),
+    "delta_action": (lambda v: isinstance(v, str) and v in DELTA_ACTIONS, "one of " + ", ".join(DELTA_ACTIONS)),
+    "group_id": (lambda v: isinstance(v, str), "a string"),
+    "metadata": (lambda v: isinstance(v, dict), "an object"),
+}
+
+
 def normalize_message(message: OutputMessage | str, *, where: str = "message") -> OutputMessage:
     """Validate one output message and return a private copy; a string is a text message.
 
     Raises ``OutputMessageError`` naming the field (``message.props.name``). Required props are checked
     only for messages that carry full props (not deltas, not a bare ``done``); unknown types pass.
+    Envelope keys given as ``None`` are dropped; unknown keys travel unchanged.
     """
     if isinstance(message, str):
         return {"type": TEXT, "props": {"content": message}}
     if not isinstance(message, dict):
         raise OutputMessageError(f"{where} must be a dict or a string, got {type(message).__name__}")
     mtype = message.get("type")
-    _check(isinstance(mtype, str) and mtype != "", f"{where}.type", "a non-empty string", mtype)
+    if not _is_id(mtype):
+        raise OutputMessageError(f"{where}.type must be a non-empty string, got {mtype!r}")
     props = message.get("props")
-    _check(props is None or isinstance(props, dict), f"{where}.props", "an object", props)
+    if props is not None and not isinstance(props, dict):
+        raise OutputMessageError(f"{where}.props must be an object, got {props!r}")
     out: dict[str, Any] = {"type": mtype, "props": clone_json(props) if props else {}}
-    if message.get("id") is not None:
-        _check(isinstance(message["id"], str) and message["id"] != "", f"{where}.id", "a non-empty string",
-               message["id"])
-    for flag in ("delta", "done"):
-        if message.get(flag) is not None:
-            _check(isinstance(message[flag], bool), f"{where}.{flag}", "a boolean", message[flag])
-    if message.get("delta_path") is not None:
-        _check(isinstance(message["delta_path"], str), f"{where}.delta_path", "a string", message["delta_path"])
-    if message.get("delta_action") is not None:
-        _check(message["delta_action"] in DELTA_ACTIONS, f"{where}.delta_action",
-               "one of " + ", ".join(DELTA_ACTIONS), message["delta_action"])
-    if message.get("group_id") is not None:
-        _check(isinstance(message["group_id"], str), f"{where}.group_id", "a string", message["group_id"])
-    if message.get("metadata") is not None:
-        _check(isinstance(message["metadata"], dict), f"{where}.metadata", "an object", message["metadata"])
-    if not message.get("delta") and not is_bare_close(message):
+    for key, value in message.items():
+        if key == "type" or key == "props":
+            continue
+        field = _FIELDS.get(key)
+        if field is not None:
+            if value is None:
+                continue
+            if not field[0](value):
+                raise OutputMessageError(f"{where}.{key} must be {field[1]}, got {value!r}")
+        out[key] = clone_json(value) if isinstance(value, (dict, list)) else value
+    if mtype in _PROPS_CHECKED and not out.get("delta") and not is_bare_close(out):
         _check_props(mtype, out["props"], where)
-    for key in _ENVELOPE_KEYS[2:]:
-        if message.get(key) is not None:
-            out[key] = clone_json(message[key])
-    for key, value in message.items():  # unknown envelope keys travel unchanged
-        if key not in _ENVELOPE_KEYS:
-            out[key] = clone_json(value)
     return out  # type: ignore[return-value]
 
 
