@@ -56,10 +56,10 @@ BAD_FIELDS = st.sampled_from([
 INVALID = st.tuples(VALID, BAD_FIELDS).map(lambda pair: {**pair[0], pair[1][0]: pair[1][1]})
 
 
-STREAM_PROPS = st.fixed_dictionaries({}, optional={
+ITEM_LISTS = st.lists(st.one_of(st.text(alphabet="xy", max_size=2), st.fixed_dictionaries({"name": st.text("n")})),
+                      max_size=2)
+STREAM_PROPS = st.fixed_dictionaries({"items": st.one_of(ITEM_LISTS, ITEM_LISTS, SCALARS)}, optional={
     "content": st.one_of(st.text(alphabet="ab", max_size=2), st.none(), st.integers(0, 2)),
-    "items": st.lists(st.one_of(st.text(alphabet="xy", max_size=2), st.fixed_dictionaries({"name": st.text("n")})),
-                      max_size=2) | SCALARS,
     "a": st.one_of(st.fixed_dictionaries({}, optional={"b": JSON}), SCALARS),
 })
 
@@ -68,7 +68,7 @@ STREAM_PROPS = st.fixed_dictionaries({}, optional={
 def stream_delta(draw):
     """A delta whose sent props hold a value at its path, so it meets the state's own shapes."""
     path = draw(st.sampled_from(["content", "items", "items.0", "items[1]", "items.0.name", "items[1].name",
-                                 "a", "a.b", "content.x"]))
+                                 "a", "a.b", "content.x", "items.5", "items.x"]))
     props: dict = {}
     node = props
     segments = parse_path(path)
@@ -99,7 +99,10 @@ def messages(draw):
 
 
 MESSAGES = messages()
-SEQUENCES = st.lists(MESSAGES, min_size=1, max_size=8)
+BASES = st.builds(lambda msg_id, props: {"type": "text", "props": props, "id": msg_id},
+                  st.sampled_from(["m", "n"]), STREAM_PROPS)
+SEQUENCES = st.builds(lambda first, rest: [first, *rest], BASES, st.lists(MESSAGES, max_size=8))
+
 
 
 OUTCOMES: dict[str, int] = {}
@@ -195,12 +198,37 @@ function runSequence(json) {
 """
 
 
+JS_ONE = """
+function runOne(stateJson, messageJson) {
+  const state = JSON.parse(stateJson), message = JSON.parse(messageJson);
+  const before = JSON.stringify(state);
+  try {
+    return JSON.stringify(["ok", applyMessage(state, message)]);
+  } catch (error) {
+    if (!(error instanceof DeltaError)) throw error;
+    if (JSON.stringify(state) !== before) throw new Error("state mutated on error");
+    return JSON.stringify(["error", error.code]);
+  }
+}
+"""
+
+
 @pytest.fixture(scope="module")
-def js_engine():
+def js_context():
     context = quickjs.Context()
     script = re.sub(r"^export ", "", JS_SOURCE, flags=re.MULTILINE)
-    context.eval(script + JS_RUNNER)
-    return context.get("runSequence")
+    context.eval(script + JS_RUNNER + JS_ONE)
+    return context
+
+
+@pytest.fixture(scope="module")
+def js_engine(js_context):
+    return js_context.get("runSequence")
+
+
+@pytest.fixture(scope="module")
+def js_engine_on(js_context):
+    return js_context.get("runOne")
 
 
 @given(SEQUENCES)
@@ -209,6 +237,32 @@ def js_engine():
 def test_javascript_engine_agrees(js_engine, messages):
     python = [[kind, value] for kind, value in run_python(messages)]
     javascript = orjson.loads(js_engine(orjson.dumps(messages).decode()))
+    assert javascript == python
+
+
+IDS = st.sampled_from(["m", "n", "#0", "#1"])
+ENTRIES = st.one_of(
+    st.builds(lambda msg_id, kind, props, done: {"id": msg_id, "type": kind, "props": props, "done": done},
+              IDS, st.sampled_from(["text", "action"]) | SCALARS, STREAM_PROPS | JSON, st.booleans() | SCALARS),
+    JSON,
+)
+STATES = st.one_of(
+    st.fixed_dictionaries({"order": st.lists(IDS, max_size=3), "messages": st.dictionaries(IDS, ENTRIES, max_size=3)}),
+    JSON,
+)
+
+
+@given(STATES, MESSAGES)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+def test_arbitrary_states_only_raise_delta_error_and_agree_with_javascript(js_engine_on, state, message):
+    frozen_state, frozen_message = copy.deepcopy(state), copy.deepcopy(message)
+    try:
+        python = ["ok", apply_message(state, message)]
+    except DeltaError as error:
+        python = ["error", error.code]
+    assert state == frozen_state and message == frozen_message
+    javascript = orjson.loads(js_engine_on(orjson.dumps(state).decode(), orjson.dumps(message).decode()))
     assert javascript == python
 
 

@@ -200,6 +200,9 @@ def plan_message(state: State, message: Any) -> Change:
             n += 1
         msg_id = f"#{n}"
     entry = messages.get(msg_id)
+    if entry is not None and not (isinstance(entry, dict) and isinstance(entry.get("props"), dict)
+                                  and isinstance(entry.get("type"), str)):
+        raise DeltaError("invalid_state", f"state entry {msg_id!r} is not {{'id', 'type', 'props', 'done'}}")
     if entry is not None and entry.get("done"):
         raise DeltaError("closed", f"message {msg_id!r} is done; it takes no more messages")
     extras = (message.get("group_id"), message.get("metadata"))

@@ -224,6 +224,9 @@ export function planMessage(state, message) {
     id = `#${n}`;
   }
   const entry = has(messages, id) ? messages[id] : null;
+  if (entry !== null && !(isObject(entry) && isObject(entry.props) && typeof entry.type === "string")) {
+    throw new DeltaError("invalid_state", `state entry ${JSON.stringify(id)} is not {id, type, props, done}`);
+  }
   if (entry !== null && entry.done) throw new DeltaError("closed", `message ${JSON.stringify(id)} is done`);
   const groupId = absent(message.group_id) ? null : message.group_id;
   const metadata = absent(message.metadata) ? null : message.metadata;
