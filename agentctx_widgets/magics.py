@@ -282,6 +282,7 @@ class AgentContextMagics(Magics):
             )
         except BaseException as error:
             restore_messages(context, before)
+            view.settle()
             if isinstance(error, Exception):
                 raise MagicError(f"run: {_describe_error(error)}; the context is unchanged") from None
             raise
@@ -289,7 +290,11 @@ class AgentContextMagics(Magics):
         self.last_result = result
         if getattr(result, "error", None):
             restore_messages(context, before)
+            view.settle()
             raise MagicError(f"run: {_describe_error(result.error)}; the context is unchanged")
+        # store the settled state in the synced trait while the cell still runs, so a notebook saved
+        # by a headless run (nbconvert, which stops listening when the cell ends) shows the turn too
+        view.settle()
         if bind:
             self._ns[target] = context
         print(_turn_summary(result, elapsed))
@@ -324,6 +329,7 @@ class AgentContextMagics(Magics):
                 view.set_pending(None)
             else:
                 context.append(message, merge=False)
+        view.settle()
         print(
             f"replayed {len(context)} message{'s' * (len(context) != 1)} from {name} "
             f"({streamed} assistant message{'s' * (streamed != 1)} streamed in {chunks} chunk{'s' * (chunks != 1)})"

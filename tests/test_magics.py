@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import configparser
 import copy
+import json
 import math
 import re
 from pathlib import Path
@@ -456,6 +457,7 @@ def test_replay_streams_assistant_messages_into_a_new_view(ip: Any, tmp_path: Pa
     (view,) = ip.shown
     state = view.state()
     assert state["context"] == messages and state["pending"] is None
+    assert json.loads(view._snapshot)["context"] == messages
     assert names(ip) == before  # replay binds nothing
 
 
@@ -544,6 +546,8 @@ def test_run_creates_and_binds_a_context_for_a_new_name(ip: Any) -> None:
     assert SUMMARY.match(out.stdout).groups() == ("3", "7", "10", "estimate", "none")
     (view,) = ip.shown
     assert view.context is chat and view.state()["context"] == chat.messages()
+    # the synced snapshot (what a saved notebook renders) already holds the turn when the magic returns
+    assert json.loads(view._snapshot)["context"] == chat.messages()
 
 
 def test_run_with_hooks_on_an_existing_context(ip: Any) -> None:
