@@ -159,3 +159,10 @@ def test_adapters_are_output_sinks():
 def test_a_bad_delta_given_straight_to_an_adapter_raises():
     with pytest.raises(DeltaError):
         standard().write([{"type": "text", "props": {"content": "x"}, "id": "nope", "delta": True}])
+
+
+def test_text_props_that_are_not_strings_send_nothing():
+    a = standard()
+    a.write([{"type": "text", "props": {"content": ["a"]}, "id": "m"},
+             {"type": "text", "props": {"content": "b"}, "id": "m", "delta": True}])
+    assert a.chunks == []

@@ -131,7 +131,10 @@ class StandardAdapter:
 
     def _text_chunks(self, props: dict, before: Any, appended: str | None, prop: str,
                      field: str) -> list[Chunk]:
-        added = appended if appended is not None else _tail(before, props.get(prop))
+        now = props.get(prop)
+        if not isinstance(now, str):
+            return []  # e.g. an append that made the prop a list: nothing a standard client can show
+        added = appended if appended is not None else _tail(before, now)
         return [self._chunk({field: added})] if added else []
 
     def _tool_chunks(self, msg_id: str, props: dict[str, Any], before: Any, appended: str | None) -> list[Chunk]:
