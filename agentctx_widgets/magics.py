@@ -177,12 +177,26 @@ class AgentContextMagics(Magics):
         return self._load_path(token, what), Path(token).name
 
     def _hooks_from(self, name: str | None) -> Any:
+        """A hook set for ``--hooks NAME``: a variable holding hooks (or hook functions), else one
+        defined with ``%%agentctx hooks NAME``."""
         if name is None:
             return None
+        if name in self._ns:
+            value = self._ns[name]
+            if _is_hook_set(value):
+                return value
+            if name not in self.hook_sets:
+                from .hooks import hooks_from_python
+
+                try:
+                    return hooks_from_python(value)
+                except Exception:
+                    raise MagicError(
+                        f"run: {name} holds a {_kind(value)}, not a hook set "
+                        f"(define one with %%agentctx hooks {name})"
+                    ) from None
         if name in self.hook_sets:
             return self.hook_sets[name]
-        if name in self._ns:
-            return self._ns[name]
         known = ", ".join(sorted(self.hook_sets)) or "none yet; define one with %%agentctx hooks NAME"
         raise MagicError(f"run: no hook set named {name!r} (defined: {known})")
 
@@ -233,6 +247,9 @@ class AgentContextMagics(Magics):
 
     def _do_hooks(self, args: Any, cell: str | None) -> None:
         name = _identifier(args.name, "hooks")
+        current = self._ns.get(name)
+        if name in self._ns and not _is_hook_set(current):
+            raise MagicError(f"hooks: {name} already holds a {_kind(current)}; choose another name for the hook set")
         source = cell or ""
         if not source.strip():
             raise MagicError(f"hooks {name}: the cell is empty; write the hook functions below the magic line")
@@ -396,6 +413,11 @@ def _python_hooks(name: str, source: str) -> tuple[Any, list[str]]:
     except Exception as error:
         raise MagicError(f"hooks {name}: {error}") from None
     return hooks, list(found)
+
+
+def _is_hook_set(value: Any) -> bool:
+    """Does ``value`` look like loaded hooks (the runner's Hooks protocol: ``names`` and ``call``)?"""
+    return isinstance(getattr(value, "names", None), (frozenset, set)) and callable(getattr(value, "call", None))
 
 
 def _has_hook(hooks: Any, name: str) -> bool:

@@ -539,6 +539,21 @@ def test_hooks_errors_bind_nothing(ip: Any, first_line: str, body: str, fragment
     assert ip.magics_manager.registry["AgentContextMagics"].hook_sets == {}
 
 
+def test_hooks_never_overwrite_another_kind_of_variable(ip: Any) -> None:
+    ctx = sample_context()
+    ip.user_ns["ctx"] = ctx
+    _, out = cell(ip, "hooks ctx", JS_HOOKS)
+    assert_error(out, "hooks: ctx already holds a Context; choose another name")
+    assert ip.user_ns["ctx"] is ctx
+
+
+def test_run_accepts_python_hook_functions_in_a_variable(ip: Any) -> None:
+    ip.user_ns["mine"] = {"Done": lambda ctx, messages, response: ctx.Send("bye") or {}}
+    _, out = line(ip, 'run chat "hi" --hooks mine')
+    assert out.stderr == ""
+    assert SUMMARY.match(out.stdout).group(5) == "Done"
+
+
 def test_redefining_a_hook_set_replaces_it(ip: Any) -> None:
     cell(ip, "hooks h", JS_HOOKS)
     _, out = cell(ip, "hooks h", "def Done(ctx, messages, response):\n    return {}\n")
@@ -629,6 +644,7 @@ def test_run_counts_in_the_lifetime_usage(ip: Any, monkeypatch: pytest.MonkeyPat
     ("setup", "text", "fragments"),
     [
         ({}, 'run chat "hi" --hooks nope', ("run: no hook set named 'nope'",)),
+        ({"five": 5}, 'run chat "hi" --hooks five', ("run: five holds a int, not a hook set",)),
         ({"num": 3}, 'run num "hi"', ("run: num holds a int, not a Context",)),
         ({"m": 3}, 'run chat "hi" --model m', ("run: m holds a int, not a model",)),
         ({}, "run chat", ("run: no user text",)),
