@@ -104,6 +104,7 @@ def _build() -> dict[str, _Parser]:
     )
     p.add_argument("--accept", choices=("cui-web", "standard"), default="cui-web", help="the client kind")
     p.add_argument("--no-stream", dest="stream", action="store_false", help="show the reply only when complete")
+    p.add_argument("--result", metavar="NAME", help="bind the TurnResult to this variable (for assertions)")
     parsers["run"] = p
 
     p = _new("load", "Load a session file (.jsonl) into a Context variable.")

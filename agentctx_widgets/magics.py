@@ -14,10 +14,14 @@ Load with ``%load_ext agentctx_widgets``. Subcommands (``%agentctx help`` prints
   executed in a fresh namespace and its ``Create/Before/After/Done/Error`` functions are taken. Without
   ``--lang``, a cell with a line starting with ``def `` is Python, anything else JavaScript.
 - ``%agentctx run CTX "text" [--hooks NAME] [--model NAME_OR_VAR] [--accept cui-web|standard]
-  [--no-stream]`` — runs one turn live in a displayed ContextView and prints a one-line summary. The
-  default model is a ScriptedModel; a ``--model`` that names no variable is only the model id for the
-  gauge. A ``CTX`` that names no variable gets a new ``Context`` bound to it once the turn succeeds.
-  ``%%agentctx run CTX`` takes the user text from the cell.
+  [--no-stream] [--result NAME]`` — runs one turn live in a displayed ContextView and prints a one-line
+  summary (tokens, time, hooks called). ``--hooks`` takes a set from ``%%agentctx hooks`` or a variable
+  (loaded hooks, or a dict/module/object of Python hook functions). The default model is a
+  ScriptedModel that answers ``Scripted reply to: <text>``; a ``--model`` that names no variable is only
+  the model id for the gauge. A ``CTX`` that names no variable gets a new ``Context`` bound to it once
+  the turn succeeds; ``--result NAME`` binds the TurnResult. ``%%agentctx run CTX`` takes the user text
+  from the cell. A failed turn (a hook or the model failed, even when the Error hook handled it by
+  surfacing an error) puts the context back as it was.
 - ``%agentctx load PATH [--as NAME]`` — a session file into a Context variable (default: the file stem).
 - ``%agentctx replay PATH [--speed X]`` — replays a session into a new view, streaming each assistant
   message in chunks (about 20 ms per chunk at speed 1; ``--speed inf`` does not pause).
@@ -44,13 +48,13 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
 from ._magic_args import MagicError, command_help, overview, parse_magic
+from .hooks.base import HOOK_NAMES
 
 if TYPE_CHECKING:
     from ._usage_report import UsageReport
 
 __all__ = ["AgentContextMagics", "load_ipython_extension"]
 
-HOOK_NAMES = ("Create", "Before", "After", "Done", "Error")
 REPLAY_CHUNK_SECONDS = 0.02
 """Pause between two streamed chunks of a replayed assistant message at ``--speed 1``."""
 
@@ -271,6 +275,8 @@ class AgentContextMagics(Magics):
         if text is None or not text.strip():
             raise MagicError('run: no user text; write %agentctx run CTX "your message"')
         target = args.target
+        if args.result is not None:
+            _identifier(args.result, "run")
         if target in self._ns:
             context = self._ns[target]
             if not isinstance(context, Context):
@@ -314,6 +320,8 @@ class AgentContextMagics(Magics):
         view.settle()
         if bind:
             self._ns[target] = context
+        if args.result is not None:
+            self._ns[args.result] = result
         print(_turn_summary(result, elapsed))
 
     def _do_load(self, args: Any, cell: str | None) -> None:

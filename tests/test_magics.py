@@ -129,7 +129,8 @@ def test_help_lists_every_subcommand(ip: Any) -> None:
         "%agentctx show CTX",
         "%agentctx usage [--model NAME] [--no-exact] CTX",
         "%%agentctx hooks [--lang {js,python}] NAME",
-        "%agentctx run [--hooks NAME] [--model NAME_OR_VAR] [--accept {cui-web,standard}] [--no-stream] CTX [TEXT]",
+        "%agentctx run [--hooks NAME] [--model NAME_OR_VAR] [--accept {cui-web,standard}] [--no-stream]"
+        " [--result NAME] CTX [TEXT]",
         "%agentctx load [--as NAME] PATH",
         "%agentctx replay [--speed X] PATH",
     ):
@@ -617,6 +618,19 @@ def test_run_with_a_model_variable_and_a_model_id(ip: Any) -> None:
     assert second.state()["header"]["window"] == 200_000
     result = ip.magics_manager.registry["AgentContextMagics"].last_result
     assert result.chunks[0]["object"] == "chat.completion.chunk"  # a standard client got OpenAI chunks
+
+
+def test_run_binds_the_turn_result_on_request(ip: Any) -> None:
+    cell(ip, "hooks greet", JS_HOOKS)
+    _, out = line(ip, 'run chat "hi" --hooks greet --result turn')
+    assert out.stderr == ""
+    turn = ip.user_ns["turn"]
+    assert turn.ok and turn.hooks_called == ["Create", "Done"]
+    assert turn.output[-1]["props"] == {"content": "Done: Scripted reply to: hi"}
+    before = names(ip)
+    _, out = line(ip, 'run chat "hi" --result 3d')
+    assert_error(out, "run: '3d' is not a valid Python variable name")
+    assert names(ip) == before and len(ip.user_ns["chat"]) == 2
 
 
 def test_run_takes_the_user_text_from_the_cell(ip: Any) -> None:
