@@ -185,7 +185,7 @@ def command_help(name: str) -> str:
 def overview() -> str:
     """One usage line per subcommand, as ``%agentctx help`` prints it."""
     lines = ["%agentctx: show, measure and run agent contexts (%load_ext agentctx_widgets)", ""]
-    for name, parser in _PARSERS.items():
+    for parser in _PARSERS.values():
         lines.append(f"  {one_line_usage(parser)}")
         lines.extend(textwrap.wrap(parser.description or "", 100, initial_indent=" " * 6, subsequent_indent=" " * 6))
     lines.append("")

@@ -235,7 +235,6 @@ class AgentContextMagics(Magics):
 
     def _do_usage(self, args: Any, cell: str | None) -> UsageReport:
         from ._usage_report import build_usage_report
-
         from .hooks.usage_log import context_usage, session_usage
 
         context, _ = self._context_from(args.target, "usage")
@@ -408,7 +407,7 @@ def _python_hooks(name: str, source: str) -> tuple[Any, list[str]]:
     except SyntaxError as error:
         raise MagicError(f"hooks {name}: SyntaxError: {error.msg} (cell line {error.lineno})") from None
     try:
-        exec(code, namespace)  # noqa: S102 - the user's own cell, as IPython itself would run it
+        exec(code, namespace)  # the user's own cell, as IPython itself would run it
     except Exception as error:
         lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__) if frame.filename == filename]
         where = f" (cell line {lines[-1]})" if lines else ""

@@ -21,8 +21,8 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 import agentctx_widgets
-from agentctx_widgets import magics as magics_module
 from agentctx_widgets import _usage_report
+from agentctx_widgets import magics as magics_module
 from agentctx_widgets._magic_args import MagicError, parse_magic
 from agentctx_widgets.context import Context, system_message, user_message
 
@@ -240,7 +240,11 @@ def test_show_goes_through_ipython_display(shell: InteractiveShell) -> None:
     [
         ({}, "show nothing_here", ("show: no variable or file named 'nothing_here'",)),
         ({"number": 42}, "show number", ("show: number holds a int, not a Context",)),
-        ({"bad": [{"type": 2, "content": "not a list"}]}, "show bad", ("show: bad is not a list of messages", "context[0]")),
+        (
+            {"bad": [{"type": 2, "content": "not a list"}]},
+            "show bad",
+            ("show: bad is not a list of messages", "context[0]"),
+        ),
         ({}, "show missing/session.jsonl", ("show: no such file: 'missing/session.jsonl'",)),
         ({"gone": "/nonexistent/x.jsonl"}, "show gone", ("show: no such file: '/nonexistent/x.jsonl'",)),
     ],
@@ -525,7 +529,11 @@ def test_language_detection() -> None:
         ("hooks none", "const x = 1;", ("hooks none: the cell defines none of Create, Before, After, Done, Error",)),
         ("hooks none --lang python", "x = 1", ("hooks none: the cell defines none of",)),
         ("hooks bad", "def Create(ctx, messages):\n    return {", ("hooks bad: SyntaxError", "cell line 2")),
-        ("hooks boom", "x = 1\ndef Create(ctx, m):\n    pass\n1 / 0\n", ("hooks boom: the cell raised ZeroDivisionError", "cell line 4")),
+        (
+            "hooks boom",
+            "x = 1\ndef Create(ctx, m):\n    pass\n1 / 0\n",
+            ("hooks boom: the cell raised ZeroDivisionError", "cell line 4"),
+        ),
         ("hooks notfn --lang python", "Create = 3", ("hooks notfn: the cell defines none of",)),
         ("hooks 2fast", JS_HOOKS, ("hooks: '2fast' is not a valid Python variable name",)),
         ("hooks empty", "   \n", ("hooks empty: the cell is empty",)),
