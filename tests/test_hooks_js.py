@@ -270,3 +270,25 @@ def test_no_file_system_or_network_globals():
         "function Create(ctx, m) { ctx.Send([typeof require, typeof fetch, typeof std, typeof os, typeof XMLHttpRequest, JSON.stringify(process.env)].join(',')); }"
     )
     assert call(hooks, "Create", [])[1][0]["props"]["content"] == "undefined,undefined,undefined,undefined,undefined,{}"
+
+
+def test_dropped_hooks_free_their_engine_thread():
+    import threading
+    import time
+    import weakref
+
+    def engine_threads():
+        return {t.ident for t in threading.enumerate() if t.name.startswith("agentctx-quickjs")}
+
+    before = engine_threads()
+    hooks = hooks_from_js("function Create(ctx, m) { ctx.Send('x'); }")
+    call(hooks, "Create", [])
+    mine = engine_threads() - before
+    assert len(mine) == 1
+    ref = weakref.ref(hooks)
+    del hooks
+    assert ref() is None  # no reference cycle keeps the engine alive
+    deadline = time.monotonic() + 5
+    while engine_threads() & mine and time.monotonic() < deadline:
+        time.sleep(0.01)  # waiting on the condition "the thread has exited", bounded
+    assert not engine_threads() & mine

@@ -94,6 +94,7 @@ class JsEngine:
         self.stack_limit = stack_limit
         self.budget = Budget()
         self.context: Any = None
+        self.call_fn: Any = None  # the prelude's __agentctx_call, kept here so it dies with the context
         self.has_time_limit = False
         self._handler = _HANDLER(lambda _rt, _opaque: 1 if self.budget.exceeded() else 0)
         self._executor = _make_executor()
@@ -116,8 +117,16 @@ class JsEngine:
         return context
 
     def close(self) -> None:
-        self.context = None
+        """Free the QuickJS context on the engine thread (never from another), then stop it."""
+        try:
+            self._executor.submit(self._release)
+        except RuntimeError:  # already shut down
+            return
         self._executor.shutdown(wait=False)
+
+    def _release(self) -> None:
+        self.context = None
+        self.call_fn = None
 
     def _install_interrupt(self, context: Any) -> bool:
         lib = _lib()

@@ -81,7 +81,6 @@ class JsHooks:
         self._lock = threading.Lock()
         self._console: list[dict] = []
         self._current: tuple[str, HookContext] | None = None
-        self._call_fn: Any = None
         self.names: frozenset[str] = frozenset()
         self.lines: dict[str, int] = {}  # hook name -> line of its definition
         self.rebuilds = 0  # times the engine was rebuilt after a limit was hit
@@ -90,7 +89,7 @@ class JsHooks:
         except BaseException:
             self._engine.close()
             raise
-        weakref.finalize(self, self._engine.close)
+        weakref.finalize(self, self._engine.close)  # the engine holds no reference back to self
 
     # -- the Hooks protocol -------------------------------------------------------------------
 
@@ -114,7 +113,7 @@ class JsHooks:
 
     def _load(self) -> None:
         context = self._engine.new_context()
-        context.add_callable("__agentctx_host", self._host)
+        context.add_callable("__agentctx_host", _weak_host(weakref.ref(self)))
         self._eval_armed(context, _PRELUDE, "prelude")
         for name, value in self._globals.items():
             if callable(value):
@@ -126,7 +125,7 @@ class JsHooks:
         self.names = frozenset(names)
         source_of = context.get("__agentctx_source_of")
         self.lines = {name: _line_in(self.source, source_of(name)) for name in names}
-        self._call_fn = context.get("__agentctx_call")
+        self._engine.call_fn = context.get("__agentctx_call")
 
     def _eval_armed(self, context: Any, code: str, what: str | None) -> Any:
         self._engine.budget.arm(self.time_limit, self.wall_limit)
@@ -148,7 +147,7 @@ class JsHooks:
         self._current = (name, ctx)
         self._engine.budget.arm(self.time_limit, self.wall_limit)
         try:
-            envelope = self._call_fn(name, payload)
+            envelope = self._engine.call_fn(name, payload)
         except (quickjs.JSException, quickjs.StackOverflow) as error:
             tripped = self._engine.budget.tripped
             failure = self._engine_failure(name, str(error), tripped)
@@ -169,8 +168,7 @@ class JsHooks:
 
     def _rebuild(self) -> None:
         self.rebuilds += 1
-        self._engine.context = None
-        self._call_fn = None
+        self._engine._release()
         self._load()
 
     def _host(self, name: str, args_json: str) -> str:
@@ -323,6 +321,19 @@ def hooks_from_js(
         sleep=sleep,
         echo_console=echo_console,
     )
+
+
+def _weak_host(ref: weakref.ref) -> Callable[[str, str], str]:
+    """The host callable, holding the hooks weakly so they can be freed (and their engine closed)
+    as soon as the caller drops them."""
+
+    def host(name: str, args_json: str) -> str:
+        hooks = ref()
+        if hooks is None:
+            return '{"error": {"message": "these hooks were closed", "name": "Error"}}'
+        return hooks._host(name, args_json)
+
+    return host
 
 
 def _host_label(name: str) -> str:
