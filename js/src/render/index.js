@@ -76,6 +76,19 @@ export function createRenderer(el, options = {}) {
     if (button instanceof HTMLElement) loadRemoteImage(button);
   }, { signal: controller.signal });
 
+  let followQueued = false;
+  /** Keep the newest content in view, once per frame (reading scrollHeight forces a layout). */
+  function scheduleFollow() {
+    if (followQueued) return;
+    followQueued = true;
+    const run = () => {
+      followQueued = false;
+      if (follow && !controller.signal.aborted) body.scrollTop = body.scrollHeight;
+    };
+    if (typeof requestAnimationFrame === "function") requestAnimationFrame(run);
+    else run();
+  }
+
   /** @param {any} message */
   function renderPending(message) {
     if (!message) {
@@ -107,7 +120,7 @@ export function createRenderer(el, options = {}) {
       } catch (error) {
         warn("render update failed:", error);
       }
-      if (follow) body.scrollTop = body.scrollHeight;
+      if (follow) scheduleFollow();
     },
     destroy() {
       controller.abort();

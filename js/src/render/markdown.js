@@ -7,6 +7,9 @@
  * chunk whose DOM is never touched again. Only the tail after it is re-parsed per update. While
  * the tail is an open code fence, new characters are appended to its text node without parsing.
  * Lines are scanned once each, so an update costs O(new text + tail), not O(whole text).
+ *
+ * DOM: `.actx-md` > `.actx-md-section`* (32 finished chunks each) > `.actx-md-chunk`*, then one
+ * `.actx-md-tail`.
  */
 import { Marked } from "marked";
 import { h, warn } from "./dom.js";
@@ -31,6 +34,9 @@ export function renderMarkdown(text) {
   }
   return sanitizeToFragment(html, text);
 }
+
+/** Finished chunks per `.actx-md-section`. */
+const SECTION_SIZE = 32;
 
 const OPENER = /^( {0,3})(`{3,}|~{3,})(.*)$/;
 
@@ -125,7 +131,10 @@ export class StreamingMarkdown {
   }
 
   reset() {
-    for (const chunk of Array.from(this.el.querySelectorAll(":scope > .actx-md-chunk"))) chunk.remove();
+    for (const section of Array.from(this.el.querySelectorAll(":scope > .actx-md-section"))) section.remove();
+    /** @type {HTMLElement | null} section that receives the next finished chunk */
+    this.section = null;
+    this.sectionChunks = 0;
     this.tail.replaceChildren();
     this.text = "";
     this.committed = 0;
@@ -149,11 +158,25 @@ export class StreamingMarkdown {
     if (boundary > this.committed) {
       const chunk = h("div", { className: "actx-md-chunk" });
       chunk.append(renderMarkdown(text.slice(this.committed, boundary)));
-      this.el.insertBefore(chunk, this.tail);
+      this.sectionFor().append(chunk);
       this.committed = boundary;
       this.openFence = null;
     }
     this.renderTail(text);
+  }
+
+  /**
+   * Finished chunks are grouped SECTION_SIZE to a section, so the browser's layout walks a few
+   * sections (each skipped while off screen) rather than thousands of chunks.
+   */
+  sectionFor() {
+    if (!this.section || this.sectionChunks >= SECTION_SIZE) {
+      this.section = h("div", { className: "actx-md-section" });
+      this.sectionChunks = 0;
+      this.el.insertBefore(this.section, this.tail);
+    }
+    this.sectionChunks += 1;
+    return this.section;
   }
 
   /** @param {string} text */
