@@ -127,19 +127,26 @@ export class StreamingMarkdown {
     this.el = h("div", { className: "actx-md" });
     this.tail = h("div", { className: "actx-md-tail" });
     this.el.append(this.tail);
-    this.reset();
+    /** @type {HTMLElement | null} section that receives the next finished chunk */
+    this.section = null;
+    this.sectionChunks = 0;
+    /** The text shown. */
+    this.text = "";
+    /** Length of the finished prefix (rendered into chunks, never re-parsed). */
+    this.committed = 0;
+    this.scanner = new BlockScanner();
+    /** @type {{start: number, code: Text, shown: number} | null} the open code fence being appended to */
+    this.openFence = null;
   }
 
   reset() {
     for (const section of Array.from(this.el.querySelectorAll(":scope > .actx-md-section"))) section.remove();
-    /** @type {HTMLElement | null} section that receives the next finished chunk */
     this.section = null;
     this.sectionChunks = 0;
     this.tail.replaceChildren();
     this.text = "";
     this.committed = 0;
     this.scanner = new BlockScanner();
-    /** @type {{start: number, code: Text, shown: number} | null} */
     this.openFence = null;
   }
 
@@ -170,13 +177,15 @@ export class StreamingMarkdown {
    * sections (each skipped while off screen) rather than thousands of chunks.
    */
   sectionFor() {
-    if (!this.section || this.sectionChunks >= SECTION_SIZE) {
-      this.section = h("div", { className: "actx-md-section" });
+    let section = this.section;
+    if (!section || this.sectionChunks >= SECTION_SIZE) {
+      section = h("div", { className: "actx-md-section" });
+      this.section = section;
       this.sectionChunks = 0;
-      this.el.insertBefore(this.section, this.tail);
+      this.el.insertBefore(section, this.tail);
     }
     this.sectionChunks += 1;
-    return this.section;
+    return section;
   }
 
   /** @param {string} text */

@@ -99,7 +99,7 @@ function conversational(kind) {
     const fill = (msg, e) => {
       const blocks = Array.isArray(msg.content) ? msg.content : [];
       const where = e.index === null ? "pending" : `context[${e.index}]`;
-      blocks.forEach((block, i) => {
+      blocks.forEach((/** @type {any} */ block, /** @type {number} */ i) => {
         const old = views[i];
         const sameType = old && shown[i]?.type === block?.type;
         if (old && sameType && old.update && old.update(block, e)) return;
@@ -156,7 +156,7 @@ export function renderToolResult(message, index, linked) {
   const head = linked ? (failed ? "✖ Tool failed" : "↳ Result") : failed ? `✖ Tool failed · ${call}` : `Result of ${call}`;
   el.append(h("div", { className: "actx-tool-result-head", text: head }));
   const blocks = Array.isArray(message.content) ? message.content : [];
-  blocks.forEach((block, i) => {
+  blocks.forEach((/** @type {any} */ block, /** @type {number} */ i) => {
     if (block && block.type === "text") {
       el.append(h("pre", { className: "actx-tool-output", "data-block": "text", text: String(block.text ?? "") }));
     } else {

@@ -29,7 +29,7 @@ function markdownType(type) {
     const md = new StreamingMarkdown();
     md.update(str(message.props.content), !message.done);
     if (type === "text") {
-      return { el: md.el, update: (next) => (md.update(str(next.props.content), !next.done), true) };
+      return { el: md.el, update: (/** @type {OutputMessage} */ next) => (md.update(str(next.props.content), !next.done), true) };
     }
     const summary = h("summary", { text: message.done ? "Thinking" : "Thinking…" });
     const el = h("details", { className: "actx-thinking", open: !message.done }, [summary, md.el]);
@@ -68,7 +68,7 @@ function loading(message) {
     el.classList.toggle("actx-loading-done", el.hidden);
   };
   show(message);
-  return { el, update: (next) => (show(next), true) };
+  return { el, update: (/** @type {OutputMessage} */ next) => (show(next), true) };
 }
 
 /** @param {OutputMessage} message */

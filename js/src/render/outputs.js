@@ -75,6 +75,7 @@ export class OutputList {
   build(message, id) {
     const type = String(message.type);
     const render = (Object.hasOwn(OUTPUT_RENDERERS, type) && OUTPUT_RENDERERS[type]) || genericOutput;
+    /** @type {import("./output-types.js").OutputView} */
     let view;
     try {
       view = render({ ...message, props: message.props && typeof message.props === "object" ? message.props : {} });
