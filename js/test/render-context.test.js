@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from "vitest";
+import { afterEach, describe, expect, test, vi } from "vitest";
 import { createRenderer } from "../src/render/index.js";
 import { PNG_BASE64 } from "../src/render/dev/sample-state.js";
 
@@ -249,5 +249,29 @@ describe("lazy rendering", () => {
     /** @type {HTMLButtonElement} */ (r.root.querySelector("[data-testid=actx-load-more]")).click();
     expect(r.root.querySelector("[data-testid=actx-context] > [data-index='1']")).toBeNull();
     expect(r.root.querySelector("[data-index='0'] [data-testid=actx-tool-result]")?.getAttribute("data-index")).toBe("1");
+  });
+});
+
+describe("robustness", () => {
+  test("a state with missing parts renders an empty view", () => {
+    const r = mount();
+    r.update(/** @type {any} */ ({}));
+    expect(r.root.querySelector("[data-testid=actx-header-name]")?.textContent).toBe("Context");
+    expect(r.root.querySelectorAll("[data-index]")).toHaveLength(0);
+  });
+
+  test("a block that cannot be rendered shows a fallback and logs with the package prefix", () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const r = mount();
+      const evil = { type: "text", get text() { throw new Error("boom"); } };
+      r.update(state([{ type: 3, content: [evil, { type: "text", text: "still here" }] }]));
+      expect(r.root.querySelector("[data-index='0'] .actx-render-error")?.textContent).toContain("context[0].content[0]");
+      expect(r.root.querySelector("[data-index='0']")?.textContent).toContain("still here");
+      expect(warn).toHaveBeenCalled();
+      expect(warn.mock.calls[0][0]).toBe("[agentctx-widgets]");
+    } finally {
+      warn.mockRestore();
+    }
   });
 });

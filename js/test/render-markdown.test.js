@@ -142,4 +142,19 @@ describe("StreamingMarkdown", () => {
     expect(md.el.querySelectorAll(".actx-md-chunk p").length).toBe(paragraphs - 1);
     expect(md.el.querySelectorAll(".actx-md-tail p").length).toBe(1);
   });
+
+  test("a huge block that keeps growing is re-parsed only after it grew by a tenth; the final text always shows", () => {
+    const md = new StreamingMarkdown();
+    const row = "| cell | another cell | third |\n";
+    let text = "| a | b | c |\n|---|---|---|\n";
+    while (text.length < 100_000) text += row; // one table: no block boundary anywhere
+    md.update(text, true);
+    const table = md.el.querySelector(".actx-md-tail table");
+    const rows = table?.querySelectorAll("tr").length ?? 0;
+    md.update(text + row, true); // +0.03 %: not re-parsed yet
+    expect(md.el.querySelector(".actx-md-tail table")).toBe(table);
+    expect(md.el.querySelectorAll(".actx-md-tail tr")).toHaveLength(rows);
+    md.update(text + row + row, false); // the final text is always rendered
+    expect(md.el.querySelectorAll(".actx-md-tail tr")).toHaveLength(rows + 2);
+  });
 });

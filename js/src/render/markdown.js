@@ -38,6 +38,9 @@ export function renderMarkdown(text) {
 /** Finished chunks per `.actx-md-section`. */
 const SECTION_SIZE = 32;
 
+/** Tail length above which a still-growing tail is re-parsed geometrically, not per update. */
+const BIG_TAIL = 64 * 1024;
+
 const OPENER = /^( {0,3})(`{3,}|~{3,})(.*)$/;
 
 /**
@@ -137,6 +140,8 @@ export class StreamingMarkdown {
     this.scanner = new BlockScanner();
     /** @type {{start: number, code: Text, shown: number} | null} the open code fence being appended to */
     this.openFence = null;
+    /** Text length the tail was last rendered for (-1 = never). */
+    this.tailShown = -1;
   }
 
   reset() {
@@ -148,6 +153,7 @@ export class StreamingMarkdown {
     this.committed = 0;
     this.scanner = new BlockScanner();
     this.openFence = null;
+    this.tailShown = -1;
   }
 
   /**
@@ -169,7 +175,7 @@ export class StreamingMarkdown {
       this.committed = boundary;
       this.openFence = null;
     }
-    this.renderTail(text);
+    this.renderTail(text, streaming);
   }
 
   /**
@@ -188,8 +194,8 @@ export class StreamingMarkdown {
     return section;
   }
 
-  /** @param {string} text */
-  renderTail(text) {
+  /** @param {string} text @param {boolean} streaming */
+  renderTail(text, streaming) {
     const fence = this.scanner.fence;
     if (fence && fence.start === this.committed && fence.indent === 0) {
       if (this.openFence && this.openFence.start === fence.start) {
@@ -206,6 +212,13 @@ export class StreamingMarkdown {
     }
     this.openFence = null;
     const rest = text.slice(this.committed);
+    // A single block can be huge (a 300 KB table with no blank line). While it is still growing,
+    // re-parse it only after it grew by a tenth, so its total parsing stays linear.
+    if (streaming && rest.length > BIG_TAIL && this.tailShown >= this.committed &&
+        text.length - this.tailShown < (this.tailShown - this.committed) / 10) {
+      return;
+    }
     this.tail.replaceChildren(rest ? renderMarkdown(rest) : "");
+    this.tailShown = text.length;
   }
 }
