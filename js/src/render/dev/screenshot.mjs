@@ -30,8 +30,11 @@ for (const [theme, vars] of Object.entries(THEMES)) {
   writeFileSync(page, `<!doctype html><html><head><meta charset="utf-8">
 <link rel="stylesheet" href="widget.css">
 <style>:root { ${vars} } body { margin: 12px; background: var(--jp-layout-color0); color: var(--jp-ui-font-color1); }
-.actx-body { max-height: none !important; }</style></head>
-<body data-jp-theme-light="${theme === "light"}"><div id="app"></div><script type="module" src="widget.js"></script></body></html>`);
+.actx-body { max-height: none !important; }
+/* JupyterLab's output-area reset, which our styles must win against */
+.jp-OutputArea-output pre { border: none; margin: 0; padding: 0; overflow-x: auto; overflow-y: auto;
+  word-break: break-all; word-wrap: break-word; white-space: pre-wrap; }</style></head>
+<body data-jp-theme-light="${theme === "light"}"><div class="jp-OutputArea-output" id="app"></div><script type="module" src="widget.js"></script></body></html>`);
   for (const width of [900, 400]) {
     const png = path.join(out, `${theme}-${width}.png`);
     execFileSync("/usr/bin/chromium", [
