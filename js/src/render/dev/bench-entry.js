@@ -100,6 +100,18 @@ Object.assign(result, {
   context_dom_messages: app.querySelectorAll("[data-index]").length,
   context_dom_nodes: app.querySelectorAll("*").length,
 });
+// Scrolling up: the IntersectionObserver sentinel loads one more page and keeps the view in place.
+const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
+const body = /** @type {HTMLElement} */ (app.querySelector("[data-testid=actx-body]"));
+for (let i = 0; i < 3; i += 1) await frame();
+result.scroll_at_bottom = body.scrollTop + body.clientHeight >= body.scrollHeight - 2;
+const before = app.querySelectorAll("[data-index]").length;
+body.scrollTop = 0;
+for (let i = 0; i < 120 && app.querySelectorAll("[data-index]").length === before; i += 1) await frame();
+result.scroll_up_messages_before = before;
+result.scroll_up_messages_after = app.querySelectorAll("[data-index]").length;
+result.scroll_up_kept_position = body.scrollTop > 0;
+
 const pre = document.createElement("pre");
 pre.id = "result";
 pre.textContent = JSON.stringify(result);
