@@ -20,6 +20,12 @@ describe("renderMarkdown", () => {
     expect(code?.textContent).toBe("let a = 1;\n");
   });
 
+  test("task lists show their boxes as characters (no <input>)", () => {
+    const div = html(renderMarkdown("- [x] done\n- [ ] todo\n"));
+    expect(div.querySelector("input")).toBeNull();
+    expect(Array.from(div.querySelectorAll("li")).map((li) => li.textContent?.trim())).toEqual(["☑ done", "☐ todo"]);
+  });
+
   test("links open in a new tab without referrer", () => {
     const a = html(renderMarkdown("[docs](https://example.com/d)")).querySelector("a");
     expect(a?.getAttribute("href")).toBe("https://example.com/d");

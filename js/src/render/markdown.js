@@ -15,7 +15,17 @@ import { Marked } from "marked";
 import { h, warn } from "./dom.js";
 import { sanitizeToFragment } from "./sanitize.js";
 
-const marked = new Marked({ gfm: true, breaks: false, async: false });
+const marked = new Marked({
+  gfm: true,
+  breaks: false,
+  async: false,
+  renderer: {
+    // Task-list boxes as characters: the sanitizer forbids <input>.
+    checkbox({ checked }) {
+      return checked ? "☑ " : "☐ ";
+    },
+  },
+});
 
 /**
  * Render a complete Markdown string into a sanitized fragment.
