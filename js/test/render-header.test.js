@@ -47,6 +47,12 @@ describe("header", () => {
     expect(/** @type {HTMLElement} */ (gauge.querySelector(".actx-gauge-fill")).style.width).toBe("100%");
   });
 
+  test("an unknown token count shows a question mark, not 0%", () => {
+    const gauge = byId(render({ tokens: null, window: 1000 }), "actx-gauge");
+    expect(gauge.hidden).toBe(false);
+    expect(gauge.textContent).toBe("? / 1,000 tokens");
+  });
+
   test("falls back to a default name and the context length", () => {
     const root = render({}, [{ type: 2, content: [] }, { type: 2, content: [] }]);
     expect(byId(root, "actx-header-name").textContent).toBe("Context");

@@ -55,7 +55,9 @@ export class HeaderView {
     this.gauge.dataset.percent = String(Math.round(percent));
     this.gauge.dataset.level = percent >= 90 ? "high" : percent >= 70 ? "mid" : "low";
     this.gauge.setAttribute("aria-valuenow", String(Math.min(100, Math.round(percent))));
-    this.gaugeText.textContent = `${compact(used)} / ${compact(window)} tokens · ${shown}%`;
+    this.gaugeText.textContent = tokens === null
+      ? `? / ${compact(window)} tokens`
+      : `${compact(used)} / ${compact(window)} tokens · ${shown}%`;
     this.gauge.title = `${used.toLocaleString("en-US")} of ${window.toLocaleString("en-US")} tokens`;
   }
 }
