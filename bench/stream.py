@@ -1,0 +1,322 @@
+"""Stream benchmark: ContextView in a real JupyterLab and headless Chromium, against baselines in one run.
+
+Prints a markdown table:
+- burst: 100,000 deltas of 5 characters into one text message, sent as fast as Python can through
+  ``Output.send`` + ``flush``; wall time from the first send (kernel ``time.time()``) to the final text
+  on the page (``Date.now()``; same machine, same clock), for ContextView and for a bare sink (an
+  anywidget that only concatenates text, batched every 30 ms) fed by the same loop -> ratio (target <= 5x);
+- ``update_display(Markdown(full_text))`` per delta for contrast (a smaller count; it resends everything);
+- steady 1,000 deltas/s for 3 s: 95th percentile of send -> on-screen latency (target <= 100 ms);
+- the longest main-thread task during the burst (PerformanceObserver "longtask", target < 200 ms);
+- a 10,000-message context: time from creating the view to its first screen.
+
+Run: ``.venv/bin/python bench/stream.py`` (``--update-count N`` changes the contrast run's size).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "browser"))
+
+from harness import JupyterServer, Lab, launch_chromium, write_notebook  # noqa: E402
+
+RESULTS = REPO / "bench" / "results"
+
+SETUP = r'''
+import threading, time
+import anywidget
+from IPython.display import Markdown, display, update_display
+from agentctx_widgets import Context, ContextView, Output
+
+DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+def piece(i):
+    """5 characters: 4 base-36 digits of i and a space (unique for i < 36**4)."""
+    s = ""
+    for _ in range(4):
+        i, r = divmod(i, 36)
+        s = DIGITS[r] + s
+    return s + " "
+
+def delta(msg_id, text):
+    return {"id": msg_id, "type": "text", "props": {"content": text}, "delta": True,
+            "delta_path": "content", "delta_action": "append"}
+
+class BareSink(anywidget.AnyWidget):
+    """The least a widget can do: batch text every 30 ms in the kernel, concatenate it in the page."""
+    _esm = """
+    export default { render({ model, el }) {
+      const box = document.createElement("div");
+      box.className = "bare-sink";
+      el.append(box);
+      let text = "";
+      const onMsg = (msg) => { text += msg.text; box.textContent = text; };
+      model.on("msg:custom", onMsg);
+      return () => model.off("msg:custom", onMsg);
+    } };
+    """
+
+    def __init__(self):
+        super().__init__()
+        self._parts, self._lock, self._last, self._timer = [], threading.Lock(), 0.0, None
+
+    def write(self, messages):
+        with self._lock:
+            for m in messages:
+                self._parts.append(m["props"].get("content", ""))
+            now = time.monotonic()
+            if now - self._last >= 0.030:
+                self._flush()
+            elif self._timer is None:
+                self._timer = threading.Timer(0.030 - (now - self._last), self._on_timer)
+                self._timer.start()
+
+    def _on_timer(self):
+        with self._lock:
+            self._timer = None
+            self._flush()
+
+    def _flush(self):
+        if self._parts:
+            text, self._parts = "".join(self._parts), []
+            self._last = time.monotonic()
+            self.send({"text": text})
+
+def burst(sink, msg_id, count):
+    """Send ``count`` deltas through an Output as fast as Python can; returns the first send's epoch ms."""
+    out = Output(sinks=[sink])
+    out.send({"id": msg_id, "type": "text", "props": {"content": ""}})
+    out.flush()
+    t0 = time.time() * 1000
+    for i in range(count):
+        out.send(delta(msg_id, piece(i)))
+        out.flush()
+    return t0, (time.time() * 1000 - t0)
+
+results = {}
+'''
+
+# Page side: watch an element's text each animation frame until it ends with `token` and holds at
+# least `length` characters; record Date.now() then.
+WATCH = """([selector, token, length, key]) => {
+  window.__bench = window.__bench || {};
+  const check = () => {
+    const el = document.querySelector(selector);
+    const text = el ? el.textContent.trimEnd() : "";
+    if (text.length >= length && text.endsWith(token)) { window.__bench[key] = Date.now(); return; }
+    requestAnimationFrame(check);
+  };
+  requestAnimationFrame(check);
+}"""
+
+LONGTASKS = """() => {
+  window.__longtasks = [];
+  try {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__longtasks.push([e.startTime + performance.timeOrigin, e.duration]);
+    }).observe({ type: "longtask", buffered: true });
+  } catch (e) { window.__longtasks = null; }
+}"""
+
+# Page side: record (Date.now(), text length) on every DOM change of the steady-stream message.
+OBSERVE = """(selector) => {
+  window.__seen = [];
+  const target = document.querySelector(selector);
+  const mo = new MutationObserver(() => { window.__seen.push([Date.now(), target.textContent.trimEnd().length]); });
+  mo.observe(target, { subtree: true, childList: true, characterData: true });
+}"""
+
+
+def note(text: str) -> None:
+    """Progress on stderr (the table goes to stdout)."""
+    print(f"[bench {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
+def token(i: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    s = ""
+    for _ in range(4):
+        i, r = divmod(i, 36)
+        s = digits[r] + s
+    return s
+
+
+def wait_key(lab: Lab, key: str, timeout: float) -> int | None:
+    try:
+        lab.wait_for("(k) => window.__bench && window.__bench[k]", key, timeout=timeout)
+    except Exception:  # noqa: BLE001 - a baseline that never shows its end is a result, not a crash
+        return None
+    return lab.page.evaluate("(k) => window.__bench[k]", key)
+
+
+def start_cell(lab: Lab, code: str) -> None:
+    """Append a code cell holding ``code`` and start running it (returns at once)."""
+    lab.page.evaluate(
+        """(code) => { const nb = window.jupyterapp.shell.currentWidget;
+          nb.content.activeCellIndex = nb.content.model.cells.length - 1;
+          return window.jupyterapp.commands.execute('notebook:insert-cell-below').then(() => {
+            nb.content.activeCell.model.sharedModel.setSource(code);
+            window.jupyterapp.commands.execute('notebook:run-cell');
+          }); }""", code)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1)]
+
+
+def run(update_count: int, count: int) -> list[tuple[str, str, str]]:
+    rows: list[tuple[str, str, str]] = []
+    server = JupyterServer().start()
+    try:
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as playwright:
+            browser = launch_chromium(playwright)
+            page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+            page.set_default_timeout(120_000)
+            lab = Lab(server, page)
+            cells = [
+                SETUP,
+                "view = ContextView(title='burst'); view",
+                "bare = BareSink(); bare",
+                "steady_view = ContextView(title='steady'); steady_out = Output(sinks=[steady_view]);"
+                " steady_out.send({'id': 's', 'type': 'text', 'props': {'content': 'start'}}); steady_out.flush(); steady_view",
+            ]
+            write_notebook(server.root, "bench.ipynb", cells)
+            lab.open("bench.ipynb")
+            lab.page.evaluate(LONGTASKS)
+            lab.run_all()
+            lab.wait_for("() => document.querySelectorAll('.agentctx-view').length === 2 && document.querySelector('.bare-sink')")
+            last = token(count - 1)
+            final_length = 5 * count - 1
+
+            # 1. ContextView burst
+            note("ContextView burst")
+            lab.page.evaluate(WATCH, [".agentctx-view .actx-out[data-output-id=b]", last, final_length, "view"])
+            lab.execute(f"results['view'] = burst(view, 'b', {count})")
+            done_view = wait_key(lab, "view", 300)
+            t0_view, send_ms_view = lab.kernel_json("results['view']")
+            expected = lab.kernel_json("view.state()['outputs']['messages']['b']['props']['content']")
+            shown = lab.page.evaluate("() => document.querySelector('.agentctx-view .actx-out[data-output-id=b]').textContent")
+            exact = shown.strip() == expected.strip()
+            tasks = lab.page.evaluate("() => window.__longtasks")
+            longest = None
+            if tasks is not None and done_view is not None:
+                during = [d for start, d in tasks if start + d >= t0_view and start <= done_view]
+                longest = max(during, default=0.0)
+
+            # 2. bare sink, same loop
+            note("bare sink burst")
+            lab.page.evaluate(WATCH, [".bare-sink", last, final_length, "bare"])
+            lab.execute(f"results['bare'] = burst(bare, 'b', {count})")
+            done_bare = wait_key(lab, "bare", 300)
+            t0_bare, send_ms_bare = lab.kernel_json("results['bare']")
+
+            wall_view = None if done_view is None else done_view - t0_view
+            wall_bare = None if done_bare is None else done_bare - t0_bare
+            rows.append((f"burst {count:,} deltas → ContextView (Markdown)",
+                         f"{wall_view:,.0f} ms" if wall_view is not None else "never finished",
+                         f"Python send loop {send_ms_view:,.0f} ms; final text identical: {exact}"))
+            rows.append((f"burst {count:,} deltas → bare sink (textContent)",
+                         f"{wall_bare:,.0f} ms" if wall_bare is not None else "never finished",
+                         f"Python send loop {send_ms_bare:,.0f} ms"))
+            if wall_view and wall_bare:
+                ratio = wall_view / wall_bare
+                rows.append(("ratio ContextView / bare sink", f"{ratio:.2f}×", "target ≤ 5× " + ("✓" if ratio <= 5 else "✗")))
+            rows.append(("longest main-thread task during the ContextView burst",
+                         "n/a" if longest is None else (f"{longest:.0f} ms" if longest else "none ≥ 50 ms"),
+                         "target < 200 ms " + ("✓" if longest is not None and longest < 200 else "")))
+
+            # 3. steady 1,000 deltas/s for 3 s
+            note("steady 1,000/s")
+            lab.page.evaluate(OBSERVE, ".agentctx-view .actx-out[data-output-id=s]")
+            lab.execute(
+                "sent = []\nstart = time.monotonic()\n"
+                "for i in range(3000):\n"
+                "    while time.monotonic() < start + i / 1000:\n        pass\n"
+                "    sent.append(time.time() * 1000)\n"
+                "    steady_out.send(delta('s', piece(i)))\n    steady_out.flush()\n"
+                "results['steady'] = sent")
+            sent = lab.kernel_json("results['steady']")
+            base = len("start")
+            lab.wait_for("(n) => window.__seen.length && window.__seen[window.__seen.length - 1][1] >= n",
+                         base + 5 * len(sent) - 1, timeout=60)
+            seen = lab.page.evaluate("() => window.__seen")
+            latencies = []
+            j = 0
+            for i, t_send in enumerate(sent):
+                need = base + 5 * (i + 1) - 1
+                while seen[j][1] < need:
+                    j += 1
+                latencies.append(seen[j][0] - t_send)
+            p95 = percentile(latencies, 0.95)
+            rows.append(("steady 1,000 deltas/s for 3 s: p95 send → on screen", f"{p95:.0f} ms",
+                         f"median {percentile(latencies, 0.5):.0f} ms, max {max(latencies):.0f} ms; target ≤ 100 ms "
+                         + ("✓" if p95 <= 100 else "✗")))
+
+            # 4. update_display(Markdown(full_text)) per delta, for contrast
+            note("update_display contrast")
+            last_upd = token(update_count - 1)
+            lab.page.evaluate(WATCH, [".jp-OutputArea-output.jp-RenderedMarkdown", last_upd, 5 * update_count - 1, "upd"])
+            start_cell(lab,
+                "display(Markdown(''), display_id='upd')\ntext = ''\nt0 = time.time() * 1000\n"
+                f"for i in range({update_count}):\n"
+                "    text += piece(i)\n    update_display(Markdown(text), display_id='upd')\n"
+                "results['upd'] = [t0, time.time() * 1000 - t0]")
+            done_upd = wait_key(lab, "upd", 60)
+            if done_upd is None:
+                note(f"update_display: end not shown; screenshot {lab.screenshot('bench_update_display')}")
+                note(str(lab.page.evaluate("(sel) => [...document.querySelectorAll(sel)].map(e => e.textContent.slice(-30))", ".jp-OutputArea-output.jp-RenderedMarkdown")))
+            lab.wait_for("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'",
+                         timeout=300)
+            t0_upd, send_ms_upd = lab.kernel_json("results['upd']")
+            rows.append((f"update_display(Markdown(full_text)) per delta, {update_count:,} deltas",
+                         f"{done_upd - t0_upd:,.0f} ms" if done_upd else "end never shown (60 s)",
+                         f"Python loop {send_ms_upd:,.0f} ms; a smaller count: 100,000 would resend ~25 GB"))
+
+            # 5. a 10,000-message context: time to first screen
+            note("10,000-message context")
+            lab.execute(
+                "big = Context([{'type': 2 + (i % 2), 'content': [{'type': 'text', 'text': f'Message {i}: ' + 'lorem ipsum dolor sit amet ' * 3}]}"
+                " for i in range(10_000)], name='big')")
+            lab.page.evaluate(
+                "() => { const check = () => { const views = document.querySelectorAll('.agentctx-view');"
+                " const v = views[views.length - 1];"
+                " if (views.length === 3 && v.dataset.seq !== undefined && v.querySelector('.actx-msg')) {"
+                " window.__bench.big = Date.now(); return; } requestAnimationFrame(check); }; requestAnimationFrame(check); }")
+            start_cell(lab, "t_big = time.time() * 1000; big_view = ContextView(big); display(big_view)")
+            done_big = wait_key(lab, "big", 120)
+            t_big = lab.kernel_json("t_big")
+            rows.append(("10,000-message context: create view → first screen",
+                         f"{done_big - t_big:,.0f} ms" if done_big else "never shown", ""))
+            browser.close()
+    finally:
+        server.stop()
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=100_000, help="deltas in the burst")
+    parser.add_argument("--update-count", type=int, default=3_000, help="deltas in the update_display contrast run")
+    args = parser.parse_args()
+    started = time.time()
+    rows = run(args.update_count, args.count)
+    lines = ["| measurement | result | notes |", "|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
+    table = "\n".join(lines)
+    print(table)
+    print(f"\n(bench took {time.time() - started:.0f} s)")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "stream.json").write_text(json.dumps({"rows": rows, "at": time.time()}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
