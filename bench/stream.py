@@ -69,7 +69,7 @@ class BareSink(anywidget.AnyWidget):
     def write(self, messages):
         with self._lock:
             for m in messages:
-                self._parts.append(m["props"].get("content", ""))
+                self._parts.append(m.get("props", {}).get("content", ""))
             now = time.monotonic()
             if now - self._last >= 0.030:
                 self._flush()
@@ -97,6 +97,8 @@ def burst(sink, msg_id, count):
     for i in range(count):
         out.send(delta(msg_id, piece(i)))
         out.flush()
+    out.send({"id": msg_id, "type": "text", "props": {}, "done": True})  # the stream ends
+    out.flush()
     return t0, (time.time() * 1000 - t0)
 
 results = {}

@@ -107,6 +107,7 @@ def test_sync_request_from_the_front_end_is_answered_with_a_snapshot(recorded):
 
 def test_snapshot_trait_holds_the_settled_state_from_the_start():
     view = ContextView(Context([user("hi")], name="n"), title="Shown")
+    assert view._snapshot.startswith('{"seq":0,')  # the front end peeks at seq without parsing
     state = orjson.loads(view._snapshot)
     assert state["seq"] == 0
     assert state["header"]["name"] == "Shown"

@@ -193,6 +193,17 @@ export function parseSnapshot(text) {
 }
 
 /**
+ * The seq of a `_snapshot` JSON text without parsing it (the kernel writes `seq` first), or null.
+ * @param {unknown} text
+ * @returns {number | null}
+ */
+export function peekSeq(text) {
+  if (typeof text !== "string") return null;
+  const match = /^\{"seq":(\d+)[,}]/.exec(text.slice(0, 40));
+  return match ? Number(match[1]) : null;
+}
+
+/**
  * Wire an anywidget model to a renderer through a ProtocolStore.
  *
  * @param {{
@@ -263,7 +274,11 @@ export function connect({
     }
   };
   const onSnapshotTrait = () => {
-    if (store.adopt(parseSnapshot(model.get("_snapshot")))) scheduleRender();
+    const text = model.get("_snapshot");
+    // The kernel rewrites the trait about once a second while busy; skip parsing a big state we would not adopt.
+    const seq = peekSeq(text);
+    if (store.loaded && seq !== null && seq <= store.seq) return;
+    if (store.adopt(parseSnapshot(text))) scheduleRender();
   };
 
   model.on("msg:custom", onCustom);

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { connect, emptyState, ProtocolStore, SYNC_RETRY_MS } from "../src/protocol.js";
+import { connect, emptyState, peekSeq, ProtocolStore, SYNC_RETRY_MS } from "../src/protocol.js";
 
 /** A minimal stand-in for the delta engine: replace, or string append at a top-level path. */
 function applyOut(outputs, message) {
@@ -240,5 +240,27 @@ describe("ProtocolStore ops", () => {
     expect(store.takeChanges()).toEqual({ pending: true, header: true, outputs: "all" });
     store.applyBatch({ seq: 2, ops: [{ op: "pending", message: null }] });
     expect(store.state.pending).toBeNull();
+  });
+});
+
+describe("peekSeq", () => {
+  it("reads the leading seq of a snapshot text and nothing else", () => {
+    expect(peekSeq('{"seq":12,"header":{}}')).toBe(12);
+    expect(peekSeq('{"seq":0}')).toBe(0);
+    expect(peekSeq('{"header":{"seq":3}}')).toBeNull();
+    expect(peekSeq("")).toBeNull();
+    expect(peekSeq(undefined)).toBeNull();
+  });
+
+  it("a trait snapshot no newer than the view is not parsed", () => {
+    const { model, store } = setup();
+    model.emit("msg:custom", { kind: "snapshot", seq: 5, state: snapshotOf(5) });
+    const parse = vi.spyOn(JSON, "parse");
+    model.setTrait("_snapshot", JSON.stringify(snapshotOf(5)));
+    expect(parse).not.toHaveBeenCalled();
+    model.setTrait("_snapshot", JSON.stringify(snapshotOf(6)));
+    expect(parse).toHaveBeenCalledTimes(1);
+    parse.mockRestore();
+    expect(store.seq).toBe(6);
   });
 });

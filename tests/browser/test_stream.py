@@ -52,6 +52,10 @@ for i in range(100_000):
     out.send({"id": "m", "type": "text", "props": {"content": piece(i)}, "delta": True,
               "delta_path": "content", "delta_action": "append"})
     out.flush()
+# the stream ends: the message is closed (the renderer re-parses a huge still-open tail only
+# geometrically, so an unclosed message may show up to a tenth less until it grows or closes)
+out.send({"id": "m", "type": "text", "props": {}, "done": True})
+out.flush()
 '''
 
 TEXT_OF = """([sel, id, i]) => { const el = document.querySelectorAll(sel)[i];
