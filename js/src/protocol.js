@@ -261,9 +261,12 @@ export function connect({
     }
   };
 
-  /** @param {any} message */
-  const onCustom = (message) => {
-    if (!message || typeof message !== "object") return;
+  /** @param {any} received */
+  const onCustom = (received) => {
+    if (!received || typeof received !== "object") return;
+    // Every view of one model receives the same message object, and the store writes into what it
+    // keeps (in-place deltas, pending_append, context splices): each view needs its own copy.
+    const message = structuredClone(received);
     if (message.kind === "snapshot") {
       if (store.adopt(message.state)) scheduleRender();
       lastSyncAsk = -Infinity;

@@ -189,6 +189,40 @@ describe("connect", () => {
     expect(updates).toHaveLength(0);
   });
 
+  it("two views of one model, fed the same message objects, converge without applying anything twice", () => {
+    const model = mockModel();
+    const inPlace = (outputs, message) => {
+      // like the real engine's in-place form: appends write into the stored entry
+      const next = applyOut(outputs, message);
+      Object.assign(outputs, next);
+      return outputs;
+    };
+    const stores = [0, 1].map(() =>
+      connect({ model, renderer: { update() {} }, applyOut: inPlace, signal: new AbortController().signal, requestFrame: () => 1 }),
+    );
+    const pending = { type: 3, content: [{ type: "text", text: "a" }] };
+    model.emit("msg:custom", {
+      kind: "snapshot",
+      seq: 1,
+      state: snapshotOf(1, { context: [], pending, outputs: { order: ["m"], messages: { m: { id: "m", type: "text", props: { content: "x" }, done: false } } } }),
+    });
+    model.emit("msg:custom", {
+      kind: "batch",
+      seq: 2,
+      ops: [
+        { op: "pending_append", index: 0, key: "text", text: "b" },
+        { op: "ctx", action: "added", index: 0, message: { type: 2, content: [] } },
+        append("m", "y"),
+      ],
+    });
+    for (const store of stores) {
+      expect(store.state.pending.content[0].text).toBe("ab");
+      expect(store.state.context).toHaveLength(1);
+      expect(store.state.outputs.messages.m.props.content).toBe("xy");
+    }
+    expect(pending.content[0].text).toBe("a"); // the received message itself is never written into
+  });
+
   it("survives a model whose send throws (no kernel)", () => {
     const model = mockModel(JSON.stringify(snapshotOf(3)));
     model.send = () => {
