@@ -349,3 +349,16 @@ def test_settle_sends_the_queue_and_writes_the_snapshot_now():
     assert rec.sent[-1]["seq"] == 2
     assert rec.snapshots[-1]["seq"] == 2
     assert rec.snapshots[-1]["outputs"]["messages"]["m"]["props"]["content"] == "ab"
+
+
+def test_a_snapshot_waiting_for_a_flush_that_sends_nothing_is_still_written():
+    proto, timers, rec = make()
+    proto.output(text("m", "a"))  # t=0: sent at once; the settled snapshot is due at t=1
+    timers.advance(0.98)
+    proto.output(append("m", "b"))  # sent inline (seq 2)
+    timers.advance(0.015)
+    proto.set_pending(None)  # marks pending dirty, but nothing changed: the next flush sends nothing
+    timers.advance(2.0)
+    assert rec.sent[-1]["seq"] == 2
+    assert rec.snapshots[-1]["seq"] == 2
+    assert rec.snapshots[-1]["outputs"]["messages"]["m"]["props"]["content"] == "ab"

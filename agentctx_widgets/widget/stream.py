@@ -352,6 +352,9 @@ class StreamProtocol:
         if self._refresh_header():
             ops.append({"op": "header", "header": self.header})
         if not ops and not self._snapshot_wanted:
+            if self._snapshot_with_next_flush:  # the change it waited for came to nothing
+                self._snapshot_with_next_flush = False
+                self._write_snapshot()
             return
         if ops:
             self.seq += 1

@@ -172,10 +172,10 @@ function applyContextOp(context, op, changes) {
  * @param {any} item
  */
 function addChange(changes, key, item) {
-  const current = changes[key];
+  const current = /** @type {"all" | any[] | undefined} */ (changes[key]);
   if (current === "all") return;
   if (current === undefined) changes[key] = /** @type {any} */ ([item]);
-  else if (!current.includes(item)) /** @type {any[]} */ (current).push(item);
+  else if (!current.includes(item)) current.push(item);
 }
 
 /**
