@@ -26,6 +26,9 @@ Load with ``%load_ext agentctx_widgets``. Subcommands (``%agentctx help`` prints
 - ``%agentctx replay PATH [--speed X]`` — replays a session into a new view, streaming each assistant
   message in chunks (about 20 ms per chunk at speed 1; ``--speed inf`` does not pause).
 
+``%agentctx help`` also prints where the shipped nbval sanitizer is (``agentctx_widgets/nbval_sanitize.cfg``):
+pass it to ``pytest --nbval NOTEBOOK --nbval-sanitize-with PATH`` to regression-test your own notebooks.
+
 Any failure — a bad argument, an unknown variable, a missing file, a hook that fails — prints one line
 ``agentctx: ...`` to stderr, never a traceback, and changes nothing: no variable is bound, and a context
 a failed turn touched is put back as it was.
@@ -55,6 +58,8 @@ if TYPE_CHECKING:
 
 __all__ = ["AgentContextMagics", "load_ipython_extension"]
 
+SANITIZER_PATH = Path(__file__).with_name("nbval_sanitize.cfg")
+"""The nbval sanitizer shipped for users' own notebooks (``--nbval-sanitize-with``)."""
 REPLAY_CHUNK_SECONDS = 0.02
 """Pause between two streamed chunks of a replayed assistant message at ``--speed 1``."""
 
@@ -225,7 +230,14 @@ class AgentContextMagics(Magics):
 
     # ---- subcommands ----------------------------------------------------------------------
     def _do_help(self, args: Any, cell: str | None) -> None:
-        print(command_help(args.command) if args.command else overview())
+        if args.command:
+            print(command_help(args.command))
+            return
+        print(overview())
+        print(
+            "\nNotebooks as regression checks: pytest --nbval NOTEBOOK.ipynb --nbval-sanitize-with "
+            f"{SANITIZER_PATH}\n(the sanitizer masks widget ids, generated ids, times and Date.now(); see its comments)"
+        )
 
     def _do_show(self, args: Any, cell: str | None) -> None:
         from .widget import ContextView

@@ -137,6 +137,13 @@ def test_help_lists_every_subcommand(ip: Any) -> None:
         assert usage in out.stdout
 
 
+def test_help_says_where_the_shipped_sanitizer_is(ip: Any) -> None:
+    _, out = line(ip, "help")
+    path = Path(agentctx_widgets.__file__).with_name("nbval_sanitize.cfg")
+    assert path.is_file()
+    assert f"--nbval-sanitize-with {path}" in out.stdout
+
+
 def test_empty_line_is_help(ip: Any) -> None:
     _, out = line(ip, "")
     assert "%agentctx show CTX" in out.stdout
