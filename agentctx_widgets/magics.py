@@ -7,8 +7,9 @@ Load with ``%load_ext agentctx_widgets``. Subcommands (``%agentctx help`` prints
 - ``%agentctx usage CTX [--model NAME] [--no-exact]`` — estimated tokens per message, the total, the
   model's context window and the share used, and the lifetime usage of the turns run in this kernel.
   Returns a report (HTML for people, a text table as ``text/plain`` for nbval). With tiktoken installed
-  *and* its encoding already cached on disk, exact counts stand beside the estimates; otherwise they are
-  left out silently (tiktoken would otherwise download the encoding).
+  *and* its encoding available offline (tiktoken's own cache, or the copy the bpe-openai wheel ships;
+  the ``tiktoken`` extra installs both), exact counts stand beside the estimates; otherwise they are
+  left out silently — the network is never used.
 - ``%%agentctx hooks NAME [--lang js|python]`` — defines a hook set from the cell and binds it to
   ``NAME`` (also usable as ``--hooks NAME``). JavaScript is run as the spec writes hooks; Python is
   executed in a fresh namespace and its ``Create/Before/After/Done/Error`` functions are taken. Without
