@@ -34,7 +34,7 @@ test-js: js
 	cd js && npm test
 
 test-py: setup chromium
-	$(PY) -m pytest tests notebooks --nbval-lax --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
+	$(PY) -m pytest tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
 
 test: setup chromium test-js test-py
 
