@@ -127,3 +127,169 @@ def rendered_outputs(lab: Any, index: int = 0) -> dict[str, str] | None:
 def write_text(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
+
+
+# ------------------------------------------------------------------------------ load (kernel side)
+
+LOAD_SETUP = r'''
+import gc, resource, threading, time
+import psutil
+from agentctx_widgets import ContextView, Output
+
+_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+def piece(i):
+    """5 characters: 4 base-36 digits of i and a space (unique for i < 36**4 = 1,679,616)."""
+    s = ""
+    for _ in range(4):
+        i, r = divmod(i, 36)
+        s = _DIGITS[r] + s
+    return s + " "
+
+def delta(k, text):
+    return {"id": f"m{k}", "type": "text", "props": {"content": text}, "delta": True,
+            "delta_path": "content", "delta_action": "append"}
+
+class PeakRss:
+    """Samples this process's RSS every 5 ms in a thread: peak growth over the start, in bytes."""
+    def __init__(self):
+        self.proc = psutil.Process()
+        gc.collect()
+        self.start = self.proc.memory_info().rss
+        self.peak = self.start
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+    def _run(self):
+        while not self._stop.wait(0.005):
+            self.peak = max(self.peak, self.proc.memory_info().rss)
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self.proc.memory_info().rss)
+        return self.peak - self.start
+
+view = ContextView(title="load")
+'''
+
+LOAD_RUN = r'''
+def run_load(n, m, via_output=False):
+    """n append deltas spread round-robin over m text messages (the hardest case for coalescing)."""
+    sink = Output(sinks=[view]) if via_output else None
+    def send(msgs):
+        if sink is None:
+            view.write(msgs)
+        else:
+            for msg in msgs:
+                sink.send(msg)
+            sink.flush()
+    meter = PeakRss()
+    maxrss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    send([{"id": f"m{k}", "type": "text", "props": {"content": ""}} for k in range(m)])
+    started = time.perf_counter()
+    for i in range(n):
+        send([delta(i % m, piece(i))])
+    seconds = time.perf_counter() - started
+    view.settle()
+    growth = meter.stop()
+    messages = view.state()["outputs"]["messages"]
+    lost = [k for k in range(m) if messages[f"m{k}"]["props"]["content"] != "".join(piece(i) for i in range(k, n, m))]
+    return {"deltas": n, "messages": m, "seconds": seconds, "rss_growth": growth,
+            "maxrss_growth": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - maxrss_before) * 1024,
+            "text_bytes": 5 * n, "lost": lost[:5], "seq": view.state()["seq"]}
+'''
+
+RENDERED_TEXTS = """(sel) => { const el = document.querySelector(sel); if (!el) return null;
+  const out = {}; for (const o of el.querySelectorAll('.actx-out')) out[o.dataset.outputId] = o.textContent.trim();
+  return out; }"""
+
+
+def kernel_value(lab: Any, expression: str, *, timeout: float) -> Any:
+    """``lab.kernel_json`` with a timeout of our own (a long stream outlasts the default)."""
+    out = lab.execute(f"import json as _j; print('@@' + _j.dumps({expression}))", timeout=timeout)
+    line = [line for line in out.splitlines() if line.startswith("@@")][-1]
+    return json.loads(line[2:])
+
+
+def kernel_texts(lab: Any) -> dict[str, str]:
+    """Output id → text content as the kernel's view state holds it (stripped, as the page shows it)."""
+    return lab.kernel_json("{k: v['props']['content'].strip() for k, v in view.state()['outputs']['messages'].items()}")
+
+
+def run_load_in_browser(lab: Any, deltas: int, messages: int, *, timeout: float = 900.0) -> dict[str, Any]:
+    """Stream ``deltas`` over ``messages`` into a displayed view; return the kernel's and page's figures.
+
+    Also clears the view and closes it, recording the page's JS heap (after a forced GC) at each stage.
+    """
+    from harness import write_notebook
+
+    write_notebook(lab.server.root, "load.ipynb", [LOAD_SETUP + "\nview", LOAD_RUN])
+    lab.open("load.ipynb")
+    lab.run_all()
+    lab.wait_for("(sel) => { const el = document.querySelector(sel); return !!el && el.dataset.seq !== undefined; }", VIEW)
+    figures: dict[str, Any] = {"heap_start": js_heap_used(lab.page)}
+    kernel = kernel_value(lab, f"run_load({deltas}, {messages})", timeout=timeout)
+    figures.update(kernel)
+    lab.wait_for(CAUGHT_UP, [VIEW, kernel["seq"], 1], timeout=timeout)
+    figures["rendered"] = lab.page.evaluate(RENDERED_TEXTS, VIEW)
+    figures["expected"] = kernel_texts(lab)
+    figures["heap_full"] = js_heap_used(lab.page)
+    lab.execute("view.clear_output(); view.settle()")
+    seq = lab.kernel_json("view.state()['seq']")
+    lab.wait_for(CAUGHT_UP, [VIEW, seq, 1], timeout=120)
+    lab.wait_for("(sel) => document.querySelector(sel).querySelectorAll('.actx-out').length === 0", VIEW)
+    figures["heap_cleared"] = js_heap_used(lab.page)
+    lab.execute("view.close()")
+    lab.wait_for("(sel) => !document.querySelector(sel + ' .actx-root')", VIEW, timeout=60)
+    figures["heap_closed"] = js_heap_used(lab.page)
+    return figures
+
+
+# ------------------------------------------------------------------------------ reloads during a stream
+
+RELOAD_STREAM = r'''
+ROUNDS, PER_ROUND, IDS = {rounds}, {per_round}, 10
+go = [threading.Event() for _ in range(ROUNDS)]
+done = [threading.Event() for _ in range(ROUNDS)]
+view.write([{{"id": f"m{{k}}", "type": "text", "props": {{"content": ""}}}} for k in range(IDS)])
+
+def produce():
+    """A paced producer (a model streaming): each round waits for the test's go, so a reload lands mid-round."""
+    for r in range(ROUNDS):
+        go[r].wait()
+        for j in range(PER_ROUND):
+            i = r * PER_ROUND + j
+            view.write([delta(i % IDS, piece(i))])
+            if j % 5 == 4:
+                time.sleep(0.001)
+        done[r].set()
+
+producer = threading.Thread(target=produce, daemon=True)
+producer.start()
+'''
+
+
+def run_reloads(lab: Any, rounds: int, per_round: int = 10_000) -> list[dict[str, Any]]:
+    """Reload the page ``rounds`` times, each during a round of the stream; compare page and kernel after each."""
+    from harness import write_notebook
+
+    write_notebook(lab.server.root, "reloads.ipynb",
+                   [LOAD_SETUP + RELOAD_STREAM.format(rounds=rounds, per_round=per_round) + "\nview"])
+    lab.open("reloads.ipynb")
+    lab.run_all()
+    lab.wait_for("(sel) => { const el = document.querySelector(sel); return !!el && el.dataset.seq !== undefined; }", VIEW)
+    lab.command("docmanager:save")  # the reloaded page re-opens the saved notebook, with the view's output
+    lab.wait_for("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
+    results = []
+    for r in range(rounds):
+        lab.execute(f"go[{r}].set()")
+        mid_stream = lab.kernel_json(f"not done[{r}].is_set()")
+        lab.page.reload()
+        lab.wait_notebook()
+        lab.execute(f"done[{r}].wait(); view.settle()")
+        seq = lab.kernel_json("view.state()['seq']")
+        lab.wait_for(CAUGHT_UP, [VIEW, seq, 1], timeout=120)
+        rendered = lab.page.evaluate(RENDERED_TEXTS, VIEW)
+        expected = kernel_texts(lab)
+        results.append({"round": r, "mid_stream": mid_stream, "equal": rendered == expected,
+                        "chars": sum(len(v) for v in expected.values()), "rendered": rendered, "expected": expected})
+    return results
