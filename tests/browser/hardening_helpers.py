@@ -293,3 +293,33 @@ def run_reloads(lab: Any, rounds: int, per_round: int = 10_000) -> list[dict[str
         results.append({"round": r, "mid_stream": mid_stream, "equal": rendered == expected,
                         "chars": sum(len(v) for v in expected.values()), "rendered": rendered, "expected": expected})
     return results
+
+
+# ------------------------------------------------------------------------------ widget state in saved notebooks
+
+WIDGET_MANAGER_SETTINGS = "@jupyter-widgets/jupyterlab-manager:plugin"
+
+
+def set_save_widget_state(server: Any, on: bool) -> None:
+    """Turn JupyterLab's "save widget state" setting on or off through the settings REST API."""
+    import urllib.request
+
+    body = json.dumps({"raw": json.dumps({"saveState": on})}).encode()
+    request = urllib.request.Request(
+        f"{server.base_url}/lab/api/settings/{WIDGET_MANAGER_SETTINGS}?token={server.token}",
+        data=body, method="PUT", headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as reply:
+        if reply.status not in (200, 204):
+            raise RuntimeError(f"PUT settings {WIDGET_MANAGER_SETTINGS} answered {reply.status}")
+
+
+def saved_snapshots(path: Path) -> list[dict[str, Any]]:
+    """The ``_snapshot`` states of every ContextView saved in a notebook's widget-state metadata."""
+    notebook = json.loads(path.read_text())
+    state = notebook.get("metadata", {}).get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    found = []
+    for model in state.get("state", {}).values():
+        snapshot = model.get("state", {}).get("_snapshot")
+        if isinstance(snapshot, str) and snapshot:
+            found.append(json.loads(snapshot))
+    return found
