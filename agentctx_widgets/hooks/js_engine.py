@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import ctypes
+import queue
 import threading
 import time
 import warnings
@@ -97,7 +98,7 @@ class JsEngine:
         self.call_fn: Any = None  # the prelude's __agentctx_call, kept here so it dies with the context
         self.has_time_limit = False
         self._handler = _HANDLER(lambda _rt, _opaque: 1 if self.budget.exceeded() else 0)
-        self._executor = _make_executor()
+        self._executor = _EngineThread()
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future:
         """Run ``fn(*args)`` on the engine thread."""
@@ -117,12 +118,9 @@ class JsEngine:
         return context
 
     def close(self) -> None:
-        """Free the QuickJS context on the engine thread (never from another), then stop it."""
-        try:
-            self._executor.submit(self._release)
-        except RuntimeError:  # already shut down
-            return
-        self._executor.shutdown(wait=False)
+        """Free the QuickJS context on the engine thread (never from another), then stop it.
+        Safe to call from a finalizer and more than once."""
+        self._executor.close(self._release)
 
     def _release(self) -> None:
         self.context = None
@@ -145,13 +143,54 @@ class JsEngine:
         return True
 
 
-def _make_executor() -> concurrent.futures.ThreadPoolExecutor:
-    """A one-thread executor whose thread has an 8 MB stack (QuickJS recursion needs C stack)."""
-    previous = threading.stack_size()
-    try:
-        threading.stack_size(_THREAD_STACK)
-        executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentctx-quickjs")
-        executor.submit(lambda: None).result()  # start the thread while the stack size applies
-    finally:
-        threading.stack_size(previous)
-    return executor
+class _EngineThread:
+    """A single worker thread fed by a ``SimpleQueue``.
+
+    Not a ``ThreadPoolExecutor``: its ``submit`` takes a process-wide lock, and an engine closed
+    by a garbage-collection finalizer that runs *inside* another ``submit`` would deadlock on it.
+    ``SimpleQueue.put`` is safe to call from finalizers. The thread has an 8 MB C stack (QuickJS
+    recursion needs room below the JS stack limit) and is a daemon, so it never blocks exit.
+    """
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self.closed = False
+        previous = threading.stack_size()
+        try:
+            threading.stack_size(_THREAD_STACK)
+            self.thread = threading.Thread(target=self._loop, name="agentctx-quickjs", daemon=True)
+            self.thread.start()
+        finally:
+            threading.stack_size(previous)
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future:
+        if self.closed:
+            raise RuntimeError("this JavaScript engine is closed")
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        self._queue.put((future, fn, args))
+        return future
+
+    def close(self, last: Callable[[], None]) -> None:
+        """Run ``last`` on the thread after the queued work, then end the thread."""
+        if not self.closed:
+            self.closed = True
+            self._queue.put((None, last, ()))
+
+    def _loop(self) -> None:
+        while self._run_one(self._queue.get()):
+            pass  # each item is handled in its own frame so nothing of it outlives its turn
+
+    @staticmethod
+    def _run_one(item: tuple) -> bool:
+        future, fn, args = item
+        if future is None:
+            fn()
+            return False
+        if future.set_running_or_notify_cancel():
+            try:
+                result = fn(*args)
+            except BaseException as error:  # noqa: BLE001 - handed to the waiting caller
+                future.set_exception(error)
+            else:
+                future.set_result(result)
+        return True
