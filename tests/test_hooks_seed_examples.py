@@ -339,3 +339,16 @@ def test_fixture_is_a_verbatim_copy_of_the_seed(path: Path) -> None:
         concrete = re.search(r"messages: (\[\n.*?\n  \])", body, re.S).group(1)
         source = body.replace(concrete, "[...]")
     assert source.strip() in seed
+
+
+def test_standard_client_gets_the_seed_streams_as_openai_chunks():
+    """Seed 000 note 4: a standard client gets text (loading is dropped) as chat.completion chunks."""
+    hooks = hooks_from_js((FIXTURES / "seed_hooks" / "example_8_streaming.js").read_text(), sleep=lambda s: None)
+    result = run_turn(Context(), USER, hooks=hooks, model=ScriptedModel([ANSWER]), accept="standard")
+    content = "".join(chunk["choices"][0]["delta"].get("content", "") for chunk in result.chunks)
+    assert content == "Processing... analyzing... complete!" + ANSWER
+    assert result.chunks[-1]["choices"][0]["finish_reason"] == "stop"
+
+    hooks = hooks_from_js((FIXTURES / "seed_hooks" / "example_7_multi_step.js").read_text(), sleep=lambda s: None)
+    result = run_turn(Context(), USER, hooks=hooks, model=ScriptedModel([ANSWER]), accept="standard")
+    assert "".join(chunk["choices"][0]["delta"].get("content", "") for chunk in result.chunks) == ANSWER
