@@ -310,3 +310,14 @@ def test_bad_arguments_are_clear():
         run_turn(Context(), "hi")
     with pytest.raises(TypeError, match="unknown keyword"):
         run_turn(Context(), "hi", model=ScriptedModel(["x"]), chatid="typo")
+
+
+def test_a_failing_view_is_reported_as_the_turns_error_not_raised():
+    class BrokenView(RecordingView):
+        def set_pending(self, message):
+            raise RuntimeError("view is broken")
+
+    context = Context()
+    result = run_turn(context, "hi", model=ScriptedModel(["x"]), view=BrokenView())
+    assert result.error["name"] == "RuntimeError" and "view is broken" in result.error["message"]
+    assert len(context) == 1

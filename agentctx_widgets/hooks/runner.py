@@ -217,7 +217,10 @@ class _Turn:
                 return
             except Exception as failure:  # noqa: BLE001 - step 8: every failure goes to Error
                 if self.view is not None:
-                    self._set_pending(None)
+                    try:
+                        self._set_pending(None)
+                    except Exception:  # noqa: BLE001 - the view's own failure is the error reported
+                        pass
                 self._flush_quietly()  # what a failed hook sent still goes out: it did send it
                 error = error_dict(failure)
                 decision = await self._on_error(self.messages, error)
