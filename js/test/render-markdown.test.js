@@ -1,4 +1,4 @@
-import { describe, expect, test } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import { BlockScanner, StreamingMarkdown, renderMarkdown } from "../src/render/markdown.js";
 
 /** @param {DocumentFragment} fragment */
@@ -162,5 +162,27 @@ describe("StreamingMarkdown", () => {
     expect(md.el.querySelectorAll(".actx-md-tail tr")).toHaveLength(rows);
     md.update(text + row + row, false); // the final text is always rendered
     expect(md.el.querySelectorAll(".actx-md-tail tr")).toHaveLength(rows + 2);
+  });
+});
+
+describe("a huge block that stops growing while still open", () => {
+  test("catches up with the last text once the stream is quiet", () => {
+    vi.useFakeTimers();
+    try {
+      const md = new StreamingMarkdown();
+      // One block of ~100 KB: a table has no blank line, so it never splits.
+      let text = "| a | b |\n|---|---|\n";
+      while (text.length < 100 * 1024) text += "| x | y |\n";
+      md.update(text, true);
+      const rowsBefore = md.el.querySelectorAll("tr").length;
+      text += "| LAST | ROW |\n";
+      md.update(text, true); // grew by far less than a tenth: the re-parse is deferred
+      expect(md.el.textContent).not.toContain("LAST");
+      vi.advanceTimersByTime(1000);
+      expect(md.el.textContent).toContain("LAST");
+      expect(md.el.querySelectorAll("tr").length).toBe(rowsBefore + 1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -51,6 +51,9 @@ const SECTION_SIZE = 32;
 /** Tail length above which a still-growing tail is re-parsed geometrically, not per update. */
 const BIG_TAIL = 64 * 1024;
 
+/** A skipped big-tail render is caught up this long after the text stops growing (ms). */
+const TAIL_SETTLE_MS = 150;
+
 const OPENER = /^( {0,3})(`{3,}|~{3,})(.*)$/;
 
 /**
@@ -152,9 +155,12 @@ export class StreamingMarkdown {
     this.openFence = null;
     /** Text length the tail was last rendered for (-1 = never). */
     this.tailShown = -1;
+    /** @type {ReturnType<typeof setTimeout> | null} catch-up render of a skipped big tail */
+    this.settleTimer = null;
   }
 
   reset() {
+    this.cancelSettle();
     for (const section of Array.from(this.el.querySelectorAll(":scope > .actx-md-section"))) section.remove();
     this.section = null;
     this.sectionChunks = 0;
@@ -226,9 +232,27 @@ export class StreamingMarkdown {
     // re-parse it only after it grew by a tenth, so its total parsing stays linear.
     if (streaming && rest.length > BIG_TAIL && this.tailShown >= this.committed &&
         text.length - this.tailShown < (this.tailShown - this.committed) / 10) {
+      // A stream may stop right here without ever closing the message: catch up once it is quiet.
+      this.cancelSettle();
+      this.settleTimer = setTimeout(() => {
+        this.settleTimer = null;
+        if (this.tailShown !== this.text.length) this.showTail();
+      }, TAIL_SETTLE_MS);
       return;
     }
+    this.cancelSettle();
+    this.showTail();
+  }
+
+  /** Re-parse and show everything after the finished prefix. */
+  showTail() {
+    const rest = this.text.slice(this.committed);
     this.tail.replaceChildren(rest ? renderMarkdown(rest) : "");
-    this.tailShown = text.length;
+    this.tailShown = this.text.length;
+  }
+
+  cancelSettle() {
+    if (this.settleTimer !== null) clearTimeout(this.settleTimer);
+    this.settleTimer = null;
   }
 }
