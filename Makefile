@@ -31,7 +31,7 @@ demo: setup
 	$(VENV)/bin/jupyter lab notebooks/tour.ipynb
 
 test-js: js
-	cd js && npm test
+	cd js && npm run typecheck && npm test
 
 test-py: setup chromium
 	$(PY) -m pytest tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
