@@ -321,3 +321,15 @@ def test_a_failing_view_is_reported_as_the_turns_error_not_raised():
     result = run_turn(context, "hi", model=ScriptedModel(["x"]), view=BrokenView())
     assert result.error["name"] == "RuntimeError" and "view is broken" in result.error["message"]
     assert len(context) == 1
+
+
+def test_a_view_that_can_settle_is_settled_once_at_the_end_of_the_turn():
+    class SettlingView(RecordingView):
+        def settle(self):
+            self.calls.append(("settle", None))
+
+    view = SettlingView()
+    run_turn(Context(), "hi", model=ScriptedModel(["Hello"]), view=view)
+    kinds = [kind for kind, _ in view.calls]
+    assert kinds.count("settle") == 1
+    assert kinds[-1] == "settle"  # after the commit and the last flush

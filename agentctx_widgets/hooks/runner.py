@@ -203,6 +203,9 @@ class _Turn:
             self._flush_quietly()
             for sink in added:
                 self.output.remove_sink(sink)
+            settle = getattr(self.view, "settle", None)
+            if callable(settle):
+                settle()  # the turn's end is a settled state: store it now, not on a timer a headless run may miss
         self.result.output = recorder.messages
         self.result.chunks = list(adapter.chunks)
         self.result.timings["total"] = time.monotonic() - started
