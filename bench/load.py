@@ -59,8 +59,11 @@ def main() -> None:
             print(f"| comm batches (seq) | {figures['seq']:,} |")
             print(f"| kernel peak RSS growth | {figures['rss_growth'] / MB:.1f} MB (text itself: {figures['text_bytes'] / MB:.1f} MB) |")
             print(f"| messages whose page text differs from the kernel's | {len(lost)} of {len(figures['expected'])} |")
-            print(f"| JS heap: start / all rendered / cleared / closed | {figures['heap_start'] / MB:.1f} / "
-                  f"{figures['heap_full'] / MB:.1f} / {figures['heap_cleared'] / MB:.1f} / {figures['heap_closed'] / MB:.1f} MB |")
+            print("| JS heap after GC: start / all rendered / cleared / after one more change / closed | "
+                  + " / ".join(f"{figures[k] / MB:.1f}" for k in
+                               ("heap_start", "heap_full", "heap_cleared", "heap_after_next_change", "heap_closed"))
+                  + " MB |")
+            print(f"| kernel websockets opened (1 = no reconnect) | {figures['kernel_websockets_opened']} |")
 
             lab, context = new_lab(server, browser)
             results = run_reloads(lab, args.reloads)

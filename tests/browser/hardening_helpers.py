@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -202,6 +203,22 @@ RENDERED_TEXTS = """(sel) => { const el = document.querySelector(sel); if (!el) 
   const out = {}; for (const o of el.querySelectorAll('.actx-out')) out[o.dataset.outputId] = o.textContent.trim();
   return out; }"""
 
+# SHA-256 of every output's text (megabytes of text would not fit through IOPub's 1 MB/s stream limit).
+RENDERED_DIGESTS = """async (sel) => { const el = document.querySelector(sel); if (!el) return null;
+  const out = {};
+  for (const o of el.querySelectorAll('.actx-out')) {
+    const bytes = new TextEncoder().encode(o.textContent.trim());
+    const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+    out[o.dataset.outputId] = [...digest].map(b => b.toString(16).padStart(2, '0')).join('');
+  }
+  return out; }"""
+
+KERNEL_DIGESTS = ("{k: __import__('hashlib').sha256(v['props']['content'].strip().encode()).hexdigest()"
+                  " for k, v in view.state()['outputs']['messages'].items()}")
+
+CAUGHT_UP_AT_LEAST = """([sel, seq]) => { const el = document.querySelector(sel);
+  return !!el && Number(el.dataset.seq) >= seq; }"""
+
 
 def kernel_value(lab: Any, expression: str, *, timeout: float) -> Any:
     """``lab.kernel_json`` with a timeout of our own (a long stream outlasts the default)."""
@@ -212,7 +229,7 @@ def kernel_value(lab: Any, expression: str, *, timeout: float) -> Any:
 
 def kernel_texts(lab: Any) -> dict[str, str]:
     """Output id → text content as the kernel's view state holds it (stripped, as the page shows it)."""
-    return lab.kernel_json("{k: v['props']['content'].strip() for k, v in view.state()['outputs']['messages'].items()}")
+    return kernel_poll(lab, "{k: v['props']['content'].strip() for k, v in view.state()['outputs']['messages'].items()}")
 
 
 def run_load_in_browser(lab: Any, deltas: int, messages: int, *, timeout: float = 900.0) -> dict[str, Any]:
@@ -222,22 +239,41 @@ def run_load_in_browser(lab: Any, deltas: int, messages: int, *, timeout: float 
     """
     from harness import write_notebook
 
+    kernel_sockets: list[str] = []
+    lab.page.on("websocket", lambda ws: "/api/kernels/" in ws.url and kernel_sockets.append(ws.url))
     write_notebook(lab.server.root, "load.ipynb", [LOAD_SETUP + "\nview", LOAD_RUN])
     lab.open("load.ipynb")
     lab.run_all()
     lab.wait_for("(sel) => { const el = document.querySelector(sel); return !!el && el.dataset.seq !== undefined; }", VIEW)
     figures: dict[str, Any] = {"heap_start": js_heap_used(lab.page)}
-    kernel = kernel_value(lab, f"run_load({deltas}, {messages})", timeout=timeout)
+    # In a kernel thread, polled: a page busy for long loses its kernel websocket for a moment, and a
+    # request waiting on its reply then would never return (see kernel_poll).
+    lab.execute(f"_load = {{}}\n_t = threading.Thread(target=lambda: _load.update(run_load({deltas}, {messages})),"
+                " daemon=True)\n_t.start()")
+    deadline = time.monotonic() + timeout
+    while not kernel_poll(lab, "_t.join(15) or not _t.is_alive()"):  # the kernel waits, not this loop
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the kernel did not finish {deltas} deltas in {timeout:.0f} s")
+    kernel = kernel_poll(lab, "_load")
     figures.update(kernel)
-    lab.wait_for(CAUGHT_UP, [VIEW, kernel["seq"], 1], timeout=timeout)
-    figures["rendered"] = lab.page.evaluate(RENDERED_TEXTS, VIEW)
-    figures["expected"] = kernel_texts(lab)
+    figures["kernel_websockets_opened"] = len(kernel_sockets)
+    lab.wait_for(CAUGHT_UP_AT_LEAST, [VIEW, kernel["seq"]], timeout=timeout)
+    figures["rendered"] = lab.page.evaluate(RENDERED_DIGESTS, VIEW)
+    figures["expected"] = kernel_poll(lab, KERNEL_DIGESTS)
+    figures["page_seq"] = lab.page.evaluate("(sel) => Number(document.querySelector(sel).dataset.seq)", VIEW)
     figures["heap_full"] = js_heap_used(lab.page)
     lab.execute("view.clear_output(); view.settle()")
     seq = lab.kernel_json("view.state()['seq']")
     lab.wait_for(CAUGHT_UP, [VIEW, seq, 1], timeout=120)
     lab.wait_for("(sel) => document.querySelector(sel).querySelectorAll('.actx-out').length === 0", VIEW)
     figures["heap_cleared"] = js_heap_used(lab.page)
+    # One more small change: the widget model (Backbone) keeps the previous value of a changed trait,
+    # so the big pre-clear `_snapshot` text lives on until the trait changes again.
+    lab.execute("view.write([{'id': 'after', 'type': 'text', 'props': {'content': 'after clear'}}]); view.settle()")
+    seq = lab.kernel_json("view.state()['seq']")
+    lab.wait_for(CAUGHT_UP, [VIEW, seq, 1], timeout=120)
+    lab.wait_for("(sel) => document.querySelector(sel).textContent.includes('after clear')", VIEW)
+    figures["heap_after_next_change"] = js_heap_used(lab.page)
     lab.execute("view.close()")
     lab.wait_for("(sel) => !document.querySelector(sel + ' .actx-root')", VIEW, timeout=60)
     figures["heap_closed"] = js_heap_used(lab.page)
@@ -323,3 +359,44 @@ def saved_snapshots(path: Path) -> list[dict[str, Any]]:
         if isinstance(snapshot, str) and snapshot:
             found.append(json.loads(snapshot))
     return found
+
+
+# ------------------------------------------------------------------------------ kernel calls that survive reconnects
+
+_EXEC_WITH_TIMEOUT = """async ([code, ms]) => {
+  const nb = window.jupyterapp.shell.currentWidget;
+  const kernel = nb.sessionContext.session && nb.sessionContext.session.kernel;
+  if (!kernel || kernel.connectionStatus !== 'connected') return {status: 'disconnected', out: ''};
+  const future = kernel.requestExecute({code, store_history: false});
+  const out = [];
+  future.onIOPub = (msg) => { if (msg.header.msg_type === 'stream') out.push(msg.content.text); };
+  const timeout = new Promise((resolve) => setTimeout(() => resolve(null), ms));
+  const reply = await Promise.race([future.done, timeout]);
+  if (reply === null) { try { future.dispose(); } catch (e) {} return {status: 'timeout', out: ''}; }
+  return {status: reply.content.status, out: out.join('')};
+}"""
+
+
+_KERNEL_CONNECTED = """() => { const nb = window.jupyterapp.shell.currentWidget;
+  const k = nb.sessionContext.session && nb.sessionContext.session.kernel;
+  return !!k && k.connectionStatus === 'connected'; }"""
+
+
+def kernel_poll(lab: Any, expression: str, *, attempts: int = 30, each: float = 20.0) -> Any:
+    """Evaluate ``expression`` in the kernel, retrying when the reply is lost.
+
+    A page whose main thread is busy for long stops reading its kernel websocket; the server's ping
+    then times out and closes it, JupyterLab reconnects, and a request in flight never gets its reply.
+    The stream protocol recovers from that by itself (a snapshot on the next gap); test code must too.
+    """
+    code = f"import json as _j; print('@@' + _j.dumps({expression}))"
+    for _ in range(attempts):
+        result = lab.page.evaluate(_EXEC_WITH_TIMEOUT, [code, int(each * 1000)])
+        lines = [line for line in result["out"].splitlines() if line.startswith("@@")]
+        if result["status"] == "ok" and lines:
+            return json.loads(lines[-1][2:])
+        if result["status"] == "error":
+            raise AssertionError(f"kernel code failed: {expression}")
+        if result["status"] == "disconnected":
+            lab.page.wait_for_function(_KERNEL_CONNECTED, timeout=120_000)
+    raise TimeoutError(f"no reply from the kernel for {expression!r} after {attempts} attempts")

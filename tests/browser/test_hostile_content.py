@@ -78,14 +78,14 @@ seqs = [v.state()["seq"] for v in (ctx_view, err_view, out_view)]
 display(ctx_view, err_view, out_view)
 '''
 
-# Fields per payload: context user text, binary filename, binary mimetype, thinking, text, toolCall name,
-# string arguments, object arguments (key + value), second callId, tool result text, error message, retry,
-# error string, record type, record field (key + value), header name, pending text, pending thinking
-# (19); outputs: text, thinking, loading, tool_call id/name/args string, args object, error
-# message/code/details, image url/alt, audio url/transcript/format, video url/thumbnail/transcript,
-# action props, event props, user_input, unknown-type props, message id, message type, group id,
-# group member text, streaming text (27).
-FIELDS = 19 + 27
+# Fields per payload. Context (18): user text, binary filename, binary mimetype, thinking, text,
+# toolCall name, string arguments, object arguments, toolCall callId, tool result text, error message,
+# retry, error string, record type, record fields, header name, pending text, pending thinking.
+# Outputs (27): text, thinking, loading message, tool_call id / name / string arguments / object
+# arguments, error message / code / details, image url / alt, audio url / transcript / format, video
+# url / thumbnail / transcript, action props, event props, user_input, unknown-type props, message id,
+# message type, group id, group member text, a still-streaming text.
+FIELDS = 18 + 27
 
 ALL_RENDERED = """([sel, seqs]) => { const els = document.querySelectorAll(sel);
   return els.length === seqs.length && seqs.every((s, i) => Number(els[i].dataset.seq) >= s); }"""
