@@ -80,8 +80,6 @@ def test_a_file_that_is_not_there_raises_the_os_error(tmp_path):
         Context.load(tmp_path / "missing.jsonl")
 
 
-@pytest.mark.xfail(strict=True, reason="bug in agentctx_widgets/context/store.py _apply_line: a context.replace line's "
-                   "message is stored without validate_message, so Context.load returns an invalid message silently")
 def test_a_replace_line_with_an_invalid_message_is_skipped_with_a_warning(tmp_path):
     path = tmp_path / "session.jsonl"
     lines = [{"type": "context", "id": "c1", "name": "n", "version": 1},

@@ -351,6 +351,11 @@ def _apply_line(entries: list, line: Any, header: dict, number: int) -> str | No
         if isinstance(message, dict) and message.get("type") == "context.record":
             message = message.get("record")
         if isinstance(index, int) and 0 <= index < len(entries) and isinstance(message, dict):
+            if not is_record(message):
+                try:
+                    validate_message(message, f"line {number}.message")
+                except TypeError as exc:
+                    return f"replaces entry {index} with something that is not a message ({exc})"
             entries[index] = message
             return None
     elif kind == "context.remove":

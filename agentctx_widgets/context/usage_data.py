@@ -131,13 +131,23 @@ def usage_details(value: Any) -> Any:
     return None if copied is _SKIP else copied
 
 
+_MAX_INT = 2**64 - 1  # the largest integer orjson writes as an int
+
+
+def _fit(value: int | float) -> int | float:
+    """A count JSON can carry: past 64-bit range an int becomes a float, as JavaScript has it."""
+    return float(value) if isinstance(value, int) and value > _MAX_INT else value
+
+
 def _count(value: Any) -> int | float | None:
     """``value`` as a non-negative finite count, else ``None``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     if not math.isfinite(value) or value < 0:
         return None
-    return int(value) if isinstance(value, float) and value.is_integer() else value
+    if isinstance(value, int):
+        return _fit(value)
+    return int(value) if value.is_integer() and value <= _MAX_INT else value
 
 
 def _pick(sources: list[tuple[Mapping, str]], consumed: dict[int, set[str]]) -> int | float | None:
@@ -201,7 +211,7 @@ def usage_normalize(reported: Any) -> dict:
     for key, value in (("inputTokens", inputs), ("outputTokens", outputs)):
         if value is not None:
             result[key] = value
-    result["totalTokens"] = (inputs or 0) + (outputs or 0)
+    result["totalTokens"] = _fit((inputs or 0) + (outputs or 0))
     for key, value in (("cacheReadTokens", cache_read), ("cacheWriteTokens", cache_write), ("reasoningTokens", reasoning)):
         if value is not None:
             result[key] = value
@@ -253,8 +263,8 @@ def usage_add(total: Any, reported: Any) -> dict:
     result: dict = {}
     for key in COUNTERS:
         if key in base or key in report or key in ("inputTokens", "outputTokens"):
-            result[key] = base.get(key, 0) + report.get(key, 0)
-    result["totalTokens"] = result["inputTokens"] + result["outputTokens"]
+            result[key] = _fit(base.get(key, 0) + report.get(key, 0))
+    result["totalTokens"] = _fit(result["inputTokens"] + result["outputTokens"])
     if "cost" in base or "cost" in report:
         result["cost"] = base.get("cost", 0) + report.get("cost", 0)
     for key in _METADATA:
