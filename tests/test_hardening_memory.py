@@ -65,9 +65,6 @@ def test_the_view_stream_keeps_about_the_text_not_the_deltas():
     assert traced_growth(run) < 10 * text + 512 * 1024  # measured: ~0.3 MB for 100 KB of text
 
 
-@pytest.mark.xfail(strict=True, reason="Output keeps every flushed message (agentctx_widgets/output/buffer.py "
-                   "Output._flushed, exposed as Output.messages by the internals contract): ~530 bytes a delta, "
-                   "so a 1,000,000-delta stream holds ~0.5 GB in the kernel for its whole life")
 def test_an_output_stream_keeps_about_the_text_not_the_deltas():
     def run():
         out = Output(sinks=[lambda messages: None])

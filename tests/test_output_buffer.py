@@ -251,3 +251,24 @@ def test_send_copies_only_the_message_never_the_state(monkeypatch):
     # a handful of copies per send (the message's own fields); one copy of the state would be ~3,500
     assert copied[0] <= 10 * 1000
     assert out.state["messages"]["m7"]["props"]["content"] == "x" + "y" * 1000
+
+
+def test_history_keeps_the_last_messages_and_counts_them_all():
+    out = Output(history=3)
+    out.send({"type": "text", "props": {"content": "a"}, "id": "m"})
+    for piece in "bcde":
+        out.send({"type": "text", "props": {"content": piece}, "id": "m", "delta": True, "delta_path": "content"})
+    out.flush()
+    assert [m["props"]["content"] for m in out.messages] == ["c", "d", "e"]
+    assert out.flushed_count == 5
+    assert out.state["messages"]["m"]["props"]["content"] == "abcde"  # the state still has it all
+
+
+def test_history_none_keeps_everything_and_a_bad_history_is_refused():
+    out = Output(history=None)
+    for i in range(20_001):
+        out.send(f"m{i}")
+    out.flush()
+    assert len(out.messages) == 20_001
+    with pytest.raises(TypeError, match="history"):
+        Output(history=-1)

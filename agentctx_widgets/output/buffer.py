@@ -8,6 +8,7 @@ both states are owned here and updated in place through the delta engine's plan/
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, runtime_checkable
 
@@ -23,6 +24,9 @@ class Sink(Protocol):
 
 
 SinkLike = Sink | Callable[[list[dict[str, Any]]], None]
+
+DEFAULT_HISTORY = 1_000
+"""How many flushed messages ``Output.messages`` keeps by default (about 0.5 MB of small deltas)."""
 
 
 class SinkError(RuntimeError):
@@ -57,9 +61,12 @@ class Output:
     (see ``adapter_for``); the buffer itself delivers the same normalized messages to every sink.
     """
 
-    def __init__(self, sinks: Iterable[SinkLike] | None = None, *, accept: str = "cui-web") -> None:
+    def __init__(self, sinks: Iterable[SinkLike] | None = None, *, accept: str = "cui-web",
+                 history: int | None = DEFAULT_HISTORY) -> None:
         if not isinstance(accept, str) or not accept:
             raise TypeError(f"Output(accept=...) must be a non-empty string, got {accept!r}")
+        if history is not None and (isinstance(history, bool) or not isinstance(history, int) or history < 0):
+            raise TypeError(f"Output(history=...) must be a count >= 0 or None, got {history!r}")
         self.accept = accept
         self._sinks: list[tuple[SinkLike, Callable[[list[dict[str, Any]]], None]]] = []
         for sink in sinks or ():
@@ -68,7 +75,10 @@ class Output:
         self._flushed_state: State = new_state()
         self._buffer: list[OutputMessage] = []
         self._changes: list[Change] = []
-        self._flushed: list[OutputMessage] = []
+        # The last `history` flushed messages (None keeps all): a long stream of deltas must not keep
+        # every delta alive; the delta state already holds what they add up to.
+        self._flushed: deque[OutputMessage] = deque(maxlen=history)
+        self._flushed_count = 0
 
     # ---- sinks -----------------------------------------------------------------------------------
 
@@ -146,6 +156,7 @@ class Output:
         for change in changes:
             commit_change(self._flushed_state, change)
         self._flushed.extend(batch)
+        self._flushed_count += len(batch)
         errors: list[tuple[SinkLike, BaseException]] = []
         for sink, write in list(self._sinks):
             try:
@@ -174,8 +185,14 @@ class Output:
 
     @property
     def messages(self) -> list[OutputMessage]:
-        """Every normalized message flushed so far, in order (a new list; the dicts are shared)."""
+        """The normalized messages flushed so far, in order — the last ``history`` of them (a new list;
+        the dicts are shared). ``flushed_count`` says how many were flushed in all."""
         return list(self._flushed)
+
+    @property
+    def flushed_count(self) -> int:
+        """How many messages were flushed in all (``messages`` keeps only the last ``history``)."""
+        return self._flushed_count
 
     @property
     def pending(self) -> list[OutputMessage]:
@@ -183,5 +200,5 @@ class Output:
         return list(self._buffer)
 
     def __repr__(self) -> str:
-        return (f"Output(accept={self.accept!r}, sinks={len(self._sinks)}, flushed={len(self._flushed)}, "
+        return (f"Output(accept={self.accept!r}, sinks={len(self._sinks)}, flushed={self._flushed_count}, "
                 f"pending={len(self._buffer)})")
