@@ -143,7 +143,8 @@ def test_appends_within_the_interval_merge_into_one_op_sent_by_the_trailing_time
     assert proto.outputs["messages"]["m1"]["props"]["content"] == "Hello, world"
 
 
-def test_appends_to_different_messages_interleaved_stay_in_order():
+def test_interleaved_appends_fold_per_message_and_replay_to_the_same_state():
+    """Several streams at once (round-robin deltas) still cost one op per message per batch."""
     proto, timers, rec = make()
     proto.output(text("a", ""))
     proto.output(text("b", ""))
@@ -151,15 +152,30 @@ def test_appends_to_different_messages_interleaved_stay_in_order():
         proto.output(append("a", piece))
     proto.output(append("b", "x"))
     proto.output(append("a", "3"))
+    proto.output(append("b", "y"))
     timers.advance(0.030)
     ops = rec.sent[-1]["ops"]
     assert [(op["message"]["id"], op["message"]["props"]) for op in ops] == [
-        ("b", {"content": ""}),
-        ("a", {"content": "12"}),
-        ("b", {"content": "x"}),
-        ("a", {"content": "3"}),
+        ("b", {"content": ""}),  # "a" went out alone: the first op of an idle stream is sent at once
+        ("a", {"content": "123"}),
+        ("b", {"content": "xy"}),
     ]
     assert replay(rec.sent)["outputs"] == proto.outputs
+    assert proto.outputs["messages"]["a"]["props"]["content"] == "123"
+
+
+def test_another_kind_of_message_for_an_open_id_keeps_its_order():
+    proto, timers, rec = make()
+    proto.output(text("a", "x"))
+    timers.advance(0.030)
+    proto.output(append("a", "1"))
+    proto.output({"id": "a", "type": "text", "props": {"content": "new"}})  # replaces: settles the open append
+    proto.output(append("a", "2"))
+    timers.advance(0.030)
+    ops = rec.sent[-1]["ops"]
+    assert [op["message"]["props"] for op in ops] == [{"content": "1"}, {"content": "new"}, {"content": "2"}]
+    assert replay(rec.sent)["outputs"] == proto.outputs
+    assert proto.outputs["messages"]["a"]["props"]["content"] == "new2"
 
 
 def test_appends_onto_a_list_are_not_joined_into_one_string():

@@ -64,18 +64,23 @@ def copy_json(value: Any) -> Any:
     return orjson.loads(orjson.dumps(value))
 
 
+_ALL = object()  # _settle_open(): every open append
+
+
 class _OpenAppend:
     """Consecutive string appends to one output message's top-level prop, not yet applied."""
 
-    __slots__ = ("id", "type", "key", "parts", "applied")
+    __slots__ = ("id", "type", "key", "parts", "applied", "index")
 
-    def __init__(self, msg_id: str, msg_type: str, key: str, text: str) -> None:
+    def __init__(self, msg_id: str, msg_type: str, key: str, text: str, index: int) -> None:
         self.id = msg_id
         self.type = msg_type
         self.key = key
         self.parts = [text]
         self.applied = 1
         """How many of ``parts`` are already applied to the state (the first one was, to validate it)."""
+        self.index = index
+        """Where this append stands in the op queue (it folds every later append to the same target)."""
 
     def message(self) -> dict[str, Any]:
         return {
@@ -125,8 +130,10 @@ class StreamProtocol:
         self.outputs: dict[str, Any] = new_state()
         """Delta-engine state of the output messages, updated in place (never shared outside the lock)."""
 
-        self._ops: list[Any] = []  # dict ops, and at most one _OpenAppend, always last
-        self._open: _OpenAppend | None = None
+        self._ops: list[Any] = []  # dict ops, and _OpenAppend placeholders
+        self._open: dict[str, dict[str, _OpenAppend]] = {}
+        """Open appends by output id, then prop: appends to different messages interleave (several
+        streams at once), and each message's appends still fold into one op per batch."""
         self._pending_source: dict[str, Any] | None = None  # the caller's live reference
         self._pending_dirty = False
         self._header_dirty = False
@@ -150,7 +157,7 @@ class StreamProtocol:
             if self._try_extend_append(message):
                 self._after_op()
                 return
-            self._settle_open()
+            self._settle_open(message.get("id"))
             try:
                 apply_message_in_place(self.outputs, message)
             except (TypeError, ValueError) as error:  # DeltaError is a ValueError; keep the stream alive
@@ -255,8 +262,10 @@ class StreamProtocol:
 
     def _try_extend_append(self, message: dict[str, Any]) -> bool:
         """O(1) path: one more string append to the message the open append already targets."""
-        open_ = self._open
-        if open_ is None or message.get("id") != open_.id or message.get("delta_path") != open_.key:
+        opens = self._open.get(message.get("id"))  # type: ignore[arg-type]
+        key = message.get("delta_path")
+        open_ = opens.get(key) if opens is not None and type(key) is str else None
+        if open_ is None:
             return False
         if message.keys() - _APPEND_KEYS or not message.get("delta"):
             return False
@@ -284,22 +293,27 @@ class StreamProtocol:
         stored = self.outputs["messages"].get(message.get("id"))
         if stored is None or type(stored["props"].get(key)) is not str or stored.get("done"):
             return False
-        open_ = _OpenAppend(message["id"], stored["type"], key, props[key])
-        self._open = open_
+        open_ = _OpenAppend(message["id"], stored["type"], key, props[key], len(self._ops))
+        self._open.setdefault(message["id"], {})[key] = open_
         self._ops.append(open_)
         return True
 
-    def _settle_open(self) -> None:
-        """Apply the open append's not-yet-applied parts to the state and freeze it into an op."""
-        open_ = self._open
-        if open_ is None:
-            return
-        self._open = None
-        if len(open_.parts) > open_.applied:
-            rest = open_.message()
-            rest["props"] = {open_.key: "".join(open_.parts[open_.applied :])}
-            apply_message_in_place(self.outputs, rest)
-        self._ops[-1] = {"op": "out", "message": open_.message()}
+    def _settle_open(self, msg_id: Any = _ALL) -> None:
+        """Apply open appends' not-yet-applied parts to the state and freeze them into ops: those of
+        one output id (before another kind of message for it), or all of them (before anything else)."""
+        if msg_id is _ALL:
+            groups = list(self._open.values())
+            self._open = {}
+        else:
+            group = self._open.pop(msg_id, None) if isinstance(msg_id, str) else None
+            groups = [] if group is None else [group]
+        for group in groups:
+            for open_ in group.values():
+                if len(open_.parts) > open_.applied:
+                    rest = open_.message()
+                    rest["props"] = {open_.key: "".join(open_.parts[open_.applied :])}
+                    apply_message_in_place(self.outputs, rest)
+                self._ops[open_.index] = {"op": "out", "message": open_.message()}
 
     # ----------------------------------------------------------------- pending
 
