@@ -14,7 +14,7 @@ ALL_TYPES = r'''
 import base64, struct
 from agentctx_widgets import Context, ContextView, Output
 
-PNG = "iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAHUlEQVR4nGNgGAWjYBSMglEwCkbBKBgFo2AUDAMAAjAAAZBm3b8AAAAASUVORK5CYII="
+PNG = "iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAFklEQVR4nGO4o6FBEmIY1TCqYfhqAAAyBCwQhvh37QAAAABJRU5ErkJggg=="  # 16x16 red
 ctx = Context([
     {"type": 1, "content": [{"type": "text", "text": "You are a weather bot."}]},
     {"type": 2, "content": [{"type": "text", "text": "Weather in **Paris**?"},
