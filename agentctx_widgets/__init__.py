@@ -11,53 +11,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-# The whole of seed 001 (the Agent.Context library), snake_case.
-_CONTEXT_NAMES = (
-    "Context",
-    "ContentType",
-    "EventType",
-    "MessageType",
-    "MIME_BY_EXTENSION",
-    "FALLBACK_CONTEXT_WINDOWS",
-    "TOKENS_PER_WORD",
-    "assembly_callbacks",
-    "create_assembler",
-    "normalize_callbacks",
-    "binary_content",
-    "content_indexer",
-    "text_content",
-    "callback_name",
-    "dispatch",
-    "is_response_event",
-    "validate_response_event",
-    "fallback_context_window",
-    "append_message",
-    "assistant_message",
-    "error_text",
-    "file_message",
-    "has_content",
-    "has_error",
-    "is_record",
-    "rebuild_message",
-    "system_message",
-    "user_message",
-    "is_message",
-    "validate_message",
-    "parse_context",
-    "is_context",
-    "validate_context",
-    "detect_mime",
-    "mimetype_of",
-    "estimate_tokens",
-    "estimate_context_tokens",
-    "usage_add",
-    "usage_details",
-    "estimate_usage",
-    "finalize_usage",
-    "usage_headers",
-    "usage_normalize",
-    "word_count",
-)
+from .context import __all__ as _CONTEXT_NAMES  # the whole of seed 001; pure Python, light to import
 
 # name -> submodule that owns it
 _EXPORTS: dict[str, str] = {name: "context" for name in _CONTEXT_NAMES}
