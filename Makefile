@@ -40,7 +40,9 @@ test: setup chromium test-js test-py
 
 bench: setup chromium
 	$(PY) bench/estimate.py
+	$(PY) bench/output.py
 	$(PY) bench/stream.py
+	$(PY) bench/load.py
 
 clean:
 	rm -rf $(VENV) js/node_modules agentctx_widgets/static
