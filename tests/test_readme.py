@@ -1,0 +1,20 @@
+"""The README's Python examples run as written (so the tour a user copies stays true)."""
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_every_python_block_in_the_readme_runs():
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+    assert blocks, "the README has no Python example"
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, str(README), "exec"), namespace)  # noqa: S102 - our own README
+    # the tour's turn really ran: the scripted reply was committed and its usage finalized
+    result = namespace["result"]
+    assert result.response["content"] == "Hi!"
+    assert result.hooks_called == ["Create", "Done"]
+    assert result.usage["totalTokens"] == result.usage["inputTokens"] + result.usage["outputTokens"] > 0
+    assert namespace["out"].state["messages"]["m1"]["props"]["content"] == "Hi there"
