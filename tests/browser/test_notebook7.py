@@ -43,6 +43,18 @@ import json
 print("@@" + json.dumps({"seq": view.state()["seq"], "text": view.state()["outputs"]["messages"]["m"]["props"]["content"]}))
 '''
 
+# The kernel indicator first says "idle" before any kernel exists (run-all then does nothing): record
+# every status it shows, and call the kernel ready once it has been through a real start and is idle.
+RECORD_KERNEL_STATUS = """window.__actxKernelStatuses = [];
+new MutationObserver(() => {
+  const el = document.querySelector('.jp-Notebook-ExecutionIndicator');
+  const seen = window.__actxKernelStatuses;
+  if (el && el.dataset.status !== seen[seen.length - 1]) seen.push(el.dataset.status);
+}).observe(document, {subtree: true, childList: true, attributes: true, attributeFilter: ['data-status']});"""
+
+KERNEL_READY = """() => { const seen = window.__actxKernelStatuses || [];
+  return seen.some(s => s !== 'idle') && seen[seen.length - 1] === 'idle'; }"""
+
 # Every code cell shows an execution count ("[3]:") and the kernel indicator says idle.
 ALL_RAN = """(count) => {
   const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')];
@@ -64,9 +76,9 @@ def test_context_view_streams_two_thousand_deltas_in_notebook_7(lab):
     page = lab.page
     page_errors: list[str] = []
     page.on("pageerror", lambda error: page_errors.append(error.stack or error.message))
+    page.add_init_script(RECORD_KERNEL_STATUS)
     page.goto(f"{lab.server.base_url}/notebooks/nb7.ipynb?token={lab.server.token}")
-    page.wait_for_function("() => document.querySelector('.jp-Notebook-ExecutionIndicator')"
-                           "?.dataset.status === 'idle'")  # the kernel the page started is ready
+    page.wait_for_function(KERNEL_READY)
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
     page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
     page.wait_for_function(ALL_RAN, arg=3, timeout=60_000)
