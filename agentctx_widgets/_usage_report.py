@@ -143,6 +143,7 @@ class UsageReport:
         esc = html.escape
         cell = "padding:2px 8px;border-bottom:1px solid var(--jp-border-color2,#e0e0e0);"
         num = cell + "text-align:right;font-family:var(--jp-code-font-family,monospace);"
+        text = cell + "text-align:left;"  # JupyterLab right-aligns td in rendered HTML by default
         head = "".join(
             f'<th style="{cell}text-align:{align};font-weight:600">{esc(label)}</th>'
             for label, align in [("#", "right"), ("role", "left"), ("est. tokens", "right")]
@@ -154,12 +155,12 @@ class UsageReport:
             muted = "color:var(--jp-ui-font-color2,#757575);" if row.estimate is None else ""
             tds = [
                 f'<td style="{num}{muted}">{row.index}</td>',
-                f'<td style="{cell}{muted}">{esc(row.role)}</td>',
+                f'<td style="{text}{muted}">{esc(row.role)}</td>',
                 f'<td style="{num}{muted}">{esc(_cell(row.estimate))}</td>',
             ]
             if exact:
                 tds.append(f'<td style="{num}{muted}">{esc(_cell(row.exact))}</td>')
-            tds.append(f'<td style="{cell}{muted}white-space:pre">{esc(row.preview)}</td>')
+            tds.append(f'<td style="{text}{muted}white-space:pre">{esc(row.preview)}</td>')
             rows.append("<tr>" + "".join(tds) + "</tr>")
         gauge = ""
         if self.share is not None:
