@@ -27,8 +27,11 @@ js: js/node_modules/.package-lock.json
 chromium:
 	@test -x /usr/bin/chromium || (apt-get update -q && apt-get install -y -q chromium)
 
+# Jupyter refuses to run as root unless told; containers and CI machines often are root.
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
+
 demo: setup
-	$(VENV)/bin/jupyter lab notebooks/tour.ipynb
+	$(VENV)/bin/jupyter lab notebooks/tour.ipynb $(ALLOW_ROOT)
 
 test-js: js
 	cd js && npm run typecheck && npm test
