@@ -20,7 +20,9 @@ import pytest
 from agentctx_widgets import Context, Output, ScriptedModel, hooks_from_js, hooks_from_python, run_turn
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SEED = Path("/work/shared/seeds/000_b2cf72c43e2722cc.txt")
+# The seed lives in shared/ beside the repository (CI lays a copy there too).
+SEED = next((p for p in (Path(__file__).resolve().parents[2] / "shared", Path("/work/shared"))
+             if (p / "seeds/000_b2cf72c43e2722cc.txt").exists()), Path("/work/shared")) / "seeds/000_b2cf72c43e2722cc.txt"
 USER = "What is the weather in Paris?"
 ANSWER = "It is sunny in Paris."
 
