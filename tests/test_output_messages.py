@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from agentctx_widgets.output import MESSAGE_TYPES, OutputMessageError, normalize_group, normalize_message
+from agentctx_widgets.output import MESSAGE_TYPES, Output, OutputMessageError, new_state, normalize_group, normalize_message
 
 
 def test_the_eleven_builtin_types():
@@ -129,3 +131,25 @@ def test_group_errors_name_the_field(group, field):
     with pytest.raises(OutputMessageError) as caught:
         normalize_group(group)
     assert field in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("message", "where"),
+    [
+        ({"type": "text", "props": {"content": "x", "s": {1}}}, "message.props.s is a set"),
+        ({"type": "action", "props": {"items": [1, object()]}}, "message.props.items[1] is a object"),
+        ({"type": "text", "props": {"content": "x"}, "metadata": {"at": b"raw"}}, "message.metadata.at is a bytes"),
+        ({"type": "text", "props": {1: "x"}}, "message.props has a non-string key 1"),
+        ({"type": "text", "props": {"content": "x"}, "extra": {"when": 1j}}, "message.extra.when is a complex"),
+    ],
+)
+def test_values_json_cannot_carry_are_refused_naming_the_place(message, where):
+    with pytest.raises(OutputMessageError, match=re.escape(where)):
+        normalize_message(message)
+
+
+def test_a_non_json_value_is_refused_at_send_and_nothing_is_applied():
+    out = Output()
+    with pytest.raises(OutputMessageError, match=r"message\.props\.tags is a set"):
+        out.send({"type": "action", "props": {"tags": {"a"}}, "id": "a1"})
+    assert out.pending == [] and out.pending_state == new_state()

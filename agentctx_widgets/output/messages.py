@@ -131,6 +131,29 @@ _FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def json_copy(value: Any, where: str) -> Any:
+    """A deep copy of ``value`` that is plain JSON, or ``OutputMessageError`` naming the first bad place.
+
+    Output messages travel to the browser and into saved notebooks as JSON: a set, a datetime or an
+    object would otherwise pass ``send`` and break every later snapshot of the view.
+    """
+    if isinstance(value, dict):
+        copy: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise OutputMessageError(f"{where} has a non-string key {key!r}; JSON keys are strings")
+            copy[key] = json_copy(item, f"{where}.{key}")
+        return copy
+    if isinstance(value, list):
+        return [json_copy(item, f"{where}[{index}]") for index, item in enumerate(value)]
+    if isinstance(value, _JSON_SCALARS):
+        return value
+    raise OutputMessageError(f"{where} is a {type(value).__name__}, which JSON cannot carry: {value!r:.80}")
+
+
 def normalize_message(message: OutputMessage | str, *, where: str = "message") -> OutputMessage:
     """Validate one output message and return a private copy; a string is a text message.
 
@@ -148,7 +171,7 @@ def normalize_message(message: OutputMessage | str, *, where: str = "message") -
     props = message.get("props")
     if props is not None and not isinstance(props, dict):
         raise OutputMessageError(f"{where}.props must be an object, got {props!r}")
-    out: dict[str, Any] = {"type": mtype, "props": clone_json(props) if props else {}}
+    out: dict[str, Any] = {"type": mtype, "props": json_copy(props, f"{where}.props") if props else {}}
     for key, value in message.items():
         if key == "type" or key == "props":
             continue
@@ -158,7 +181,7 @@ def normalize_message(message: OutputMessage | str, *, where: str = "message") -
                 continue
             if not field[0](value):
                 raise OutputMessageError(f"{where}.{key} must be {field[1]}, got {value!r}")
-        out[key] = clone_json(value) if isinstance(value, (dict, list)) else value
+        out[key] = json_copy(value, f"{where}.{key}")
     if mtype in _PROPS_CHECKED and not out.get("delta") and not is_bare_close(out):
         _check_props(mtype, out["props"], where)
     return out  # type: ignore[return-value]
