@@ -20,6 +20,7 @@ _EXPORTS.update(
         "Output": "output",
         "OutputMessageError": "output",
         "DeltaError": "output",
+        "SinkError": "output",
         "StandardAdapter": "output",
         "CuiAdapter": "output",
         "run_turn": "hooks",
