@@ -98,6 +98,53 @@ def test_create_sees_openai_like_messages_and_can_replace_what_the_model_sees():
     assert len(context) == 4  # Create's replacement is what the model sees, not the context
 
 
+PASSED_THROUGH = [
+    {"type": 2, "content": [{"type": "text", "text": "long doc", "cache_control": {"type": "ephemeral"}}]},
+    {"type": 3, "content": [{"type": "text", "text": "answer"}, {"type": "thinking", "text": "why"}]},
+    {"type": 2, "content": [{"type": "text", "text": "go"}]},
+    {"type": 3, "content": [{"type": "text", "text": "Let me look."},
+                            {"type": "toolCall", "callId": "c1", "name": "find", "arguments": {"q": 1}},
+                            {"type": "text", "text": "Then done."}]},
+]
+
+
+def test_messages_create_passes_through_come_back_unchanged():
+    context = Context(copy.deepcopy(PASSED_THROUGH))
+    hooks = hooks_from_python(create=lambda ctx, m: {"messages": [{"role": "system", "content": "S"}, *m]})
+    model = ScriptedModel(["ok"])
+    result = run_turn(context, "now", hooks=hooks, model=model)
+    expected = [
+        {"type": 1, "content": [{"type": "text", "text": "S"}]},
+        {"type": 2, "content": [{"type": "text", "text": "long doc", "cache_control": {"type": "ephemeral"}}]},
+        {"type": 3, "content": [{"type": "text", "text": "answer"}, {"type": "thinking", "text": "why"}]},
+        {"type": 2, "content": [{"type": "text", "text": "go"}]},
+        {"type": 3, "content": [{"type": "text", "text": "Let me look."},
+                                {"type": "toolCall", "callId": "c1", "name": "find", "arguments": {"q": 1}},
+                                {"type": "text", "text": "Then done."}]},
+        {"type": 2, "content": [{"type": "text", "text": "now"}]},
+    ]
+    assert result.model_messages == expected
+    assert model.calls[0] == expected
+
+
+def test_a_message_create_changes_is_converted_and_the_rest_pass_through():
+    def create(ctx, messages):
+        messages[0]["content"] = "short doc"
+        return {"messages": messages}
+
+    context = Context(copy.deepcopy(PASSED_THROUGH))
+    result = run_turn(context, None, hooks=hooks_from_python(create=create), model=ScriptedModel(["ok"]))
+    assert result.model_messages == [
+        {"type": 2, "content": [{"type": "text", "text": "short doc"}]},  # changed: cache_control is gone
+        {"type": 3, "content": [{"type": "text", "text": "answer"}, {"type": "thinking", "text": "why"}]},
+        {"type": 2, "content": [{"type": "text", "text": "go"}]},
+        {"type": 3, "content": [{"type": "text", "text": "Let me look."},
+                                {"type": "toolCall", "callId": "c1", "name": "find", "arguments": {"q": 1}},
+                                {"type": "text", "text": "Then done."}]},
+    ]
+    assert context.at(0)["content"][0]["cache_control"] == {"type": "ephemeral"}  # the context is untouched
+
+
 def test_hooks_returning_nothing_change_nothing():
     calls = []
     hooks = hooks_from_python({name: (lambda name: lambda *a: calls.append(name))(name)
@@ -215,6 +262,26 @@ def test_retry_after_commit_removes_the_first_attempts_response():
     run_turn(context, "hi", hooks=hooks, model=ScriptedModel(["one", "two"]))
     assert attempts == ["one", "two"]
     assert context.messages() == [{"type": 2, "content": [{"type": "text", "text": "hi"}]}, assistant("two")]
+
+
+def test_retry_after_a_response_that_merged_into_the_last_message_restores_that_message():
+    # run_turn(context, None) with the context ending in an assistant message: the reply merges
+    # into it, so undoing the failed attempt must put "A" back, not just truncate.
+    after_calls = []
+
+    def after(ctx, messages, response):
+        after_calls.append(response["content"])
+        if len(after_calls) == 1:
+            raise RuntimeError("flaky after")
+
+    hooks = hooks_from_python(after=after, error=lambda ctx, m, e: {"retry": True})
+    context = Context([{"type": 2, "content": [{"type": "text", "text": "hi"}]}, assistant("A")])
+    model = ScriptedModel(["B"])
+    result = run_turn(context, None, hooks=hooks, model=model)
+    assert result.error is None and result.retries == 1
+    assert context.messages() == [{"type": 2, "content": [{"type": "text", "text": "hi"}]}, assistant("A\n\nB")]
+    # the second attempt's model saw the context as it was before the first attempt
+    assert model.calls[1] == [{"type": 2, "content": [{"type": "text", "text": "hi"}]}, assistant("A")]
 
 
 def test_error_hook_can_rewrite_the_surfaced_error():

@@ -75,3 +75,37 @@ def test_message_from_response_rebuilds_only_when_something_changed():
     assert changed == {"type": 3, "content": [{"type": "thinking", "text": "t"}, {"type": "text", "text": "b"}], "id": "m1"}
     other = {"type": 3, "content": [{"type": "text", "text": "z"}]}
     assert message_from_response({**same, "message": other}, original) == other
+
+
+def test_from_view_maps_unchanged_views_back_to_their_originals():
+    originals = [
+        {"type": 0, "content": [{"type": "text", "text": "reserved"}]},
+        {"type": 3, "content": [{"type": "text", "text": "a", "cache_control": {"type": "ephemeral"}},
+                                {"type": "thinking", "text": "t"}]},
+        {"type": 2, "content": [{"type": "text", "text": "same"}], "id": "first"},
+        {"type": 2, "content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y", "cache_control": {}}]},
+    ]
+    views = to_view(originals)
+    views[3] = {**views[3], "content": "changed"}
+    back = from_view([{"role": "system", "content": "new"}, *views], originals)
+    assert back[0] == {"type": 1, "content": [{"type": "text", "text": "new"}]}
+    assert back[1] is originals[0] and back[2] is originals[1] and back[3] is originals[2]
+    assert back[4] == {"type": 2, "content": [{"type": "text", "text": "changed"}]}
+    # without originals the same views lose what the view cannot hold
+    assert from_view(to_view(originals[:2])) == [
+        {"type": 2, "content": [{"type": "text", "text": "reserved"}]},
+        {"type": 3, "content": [{"type": "thinking", "text": "t"}, {"type": "text", "text": "a"}]},
+    ]
+
+
+def test_from_view_hands_out_originals_with_equal_views_in_order():
+    first = {"type": 3, "content": [{"type": "text", "text": "a"}, {"type": "thinking", "text": "t"}]}
+    second = {"type": 3, "content": [{"type": "thinking", "text": "t"}, {"type": "text", "text": "a"}]}
+    view = {"role": "assistant", "content": "a", "thinking": "t"}
+    back = from_view([view, view, view], [first, second])
+    assert back[0] is first and back[1] is second and back[2] is second
+
+
+def test_from_view_with_originals_tolerates_values_json_cannot_hold():
+    back = from_view([{"role": "user", "content": "hi", "extra": {1, 2}}], [{"type": 2, "content": []}])
+    assert back[0]["type"] == 2 and back[0]["extra"] == {1, 2}

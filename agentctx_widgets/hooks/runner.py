@@ -10,7 +10,8 @@
 6. ``After`` (may change the response the result reports), 7. ``Done``;
 8. any exception in 2–7 calls ``Error(ctx, messages, error)`` with ``error = {"message", "code",
    "name", "hook", "line"}``. ``{"retry": true}`` reruns from step 2 (at most ``max_retries``
-   reruns; a response committed by the failed attempt is removed first); ``{"error": X}`` surfaces
+   reruns; a response committed by the failed attempt is removed first, or, if it merged into
+   the last message, that message is put back as it was); ``{"error": X}`` surfaces
    X as an ``error`` output message. With no Error hook, or one that returns nothing, the original
    error is surfaced. ``TurnResult.error`` holds the surfaced error; a failure before step 5 leaves
    no response in the context.
@@ -29,6 +30,8 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from ..context import create_assembler, finalize_usage, user_message
 from ..models import ModelError
@@ -213,7 +216,7 @@ class _Turn:
 
     async def _attempts(self) -> None:
         while True:
-            committed_at: list[int] = []
+            committed_at: list[_Undo] = []
             self.messages = to_view(self._context_messages())
             try:
                 await self._attempt(committed_at)
@@ -230,7 +233,7 @@ class _Turn:
                 if decision == "retry":
                     if self.result.retries < self.max_retries:
                         if committed_at:
-                            self.context.truncate(committed_at[0])
+                            committed_at[0].undo(self.context)
                         self.result.retries += 1
                         continue
                     error = {**error, "message": f"{error['message']} (gave up after {self.max_retries} retries)"}
@@ -240,13 +243,13 @@ class _Turn:
                 self._surface(decision if isinstance(decision, dict) else error)
                 return
 
-    async def _attempt(self, committed_at: list[int]) -> None:
+    async def _attempt(self, committed_at: list[_Undo]) -> None:
         messages = self.messages
         model_messages = self._context_messages()
         created = await self._hook("Create", "create", messages)  # step 2
         if created and created.get("messages") is not None:
             messages = self.messages = created["messages"]
-            model_messages = from_view(messages)
+            model_messages = from_view(messages, model_messages)  # passed-through messages stay as they were
         self.result.model_messages = model_messages
         message, reported = await self._stream(model_messages)  # step 3
         usage = finalize_usage(reported, model_messages, message)
@@ -269,7 +272,7 @@ class _Turn:
             self._set_pending(message)
 
         with self._timed("commit"):  # step 5
-            committed_at.append(len(self.context))
+            committed_at.append(_Undo(self.context))
             self.context.append(message)
             self._send_response(message)
             self.output.flush()
@@ -379,6 +382,20 @@ class _Turn:
 
     def _timed(self, step: str) -> _Timer:
         return _Timer(self.result.timings, step)
+
+
+class _Undo:
+    """How to take back one ``context.append``: the length before it and a copy of the last entry,
+    since an appended message may have merged into (changed) the last entry instead of adding one."""
+
+    def __init__(self, context: Any) -> None:
+        self.length = len(context)
+        self.last = orjson.loads(orjson.dumps(context.at(-1))) if self.length else None
+
+    def undo(self, context: Any) -> None:
+        context.truncate(self.length)
+        if self.length and context.at(self.length - 1) != self.last:
+            context.replace(self.length - 1, self.last)
 
 
 class _Timer:

@@ -11,8 +11,11 @@ reply (``response.thinking``, ``response.tool_calls[i].function.name``). Context
   of parts: text blocks as ``{"type": "text", "text"}``, other blocks (image, binary) unchanged.
 - An assistant's thinking blocks become ``thinking`` (a string) and its toolCall blocks
   ``tool_calls: [{"id", "type": "function", "function": {"name", "arguments": JSON string}}]``.
-- Every other key of the message (metadata such as ``id``) is kept as is, both ways, so a message
-  that goes through a hook unchanged comes back unchanged. Records (string ``type``) are left out.
+- Every other key of the message (metadata such as ``id``) is kept as is, both ways. Records
+  (string ``type``) are left out.
+- The way back is lossy for some blocks, so ``from_view(messages, originals)`` maps a dict equal to
+  the view of one of ``originals`` back to that original: what a hook passes through unchanged
+  comes back unchanged.
 """
 
 from __future__ import annotations
@@ -57,9 +60,38 @@ def to_view_message(message: dict) -> dict:
     return view
 
 
-def from_view(messages: list[dict]) -> list[dict]:
-    """OpenAI-like dicts (or Context messages, passed through) → Context messages."""
-    return [from_view_message(message) for message in messages]
+def from_view(messages: list[dict], originals: list[dict] | None = None) -> list[dict]:
+    """OpenAI-like dicts (or Context messages, passed through) → Context messages.
+
+    The conversion back is lossy (block fields such as ``cache_control`` are dropped, thinking is
+    put first, split text blocks are joined). So a returned dict exactly equal (as JSON) to the
+    view of one of ``originals`` becomes that original message itself; only new or changed
+    messages are converted. Originals with identical views are handed out in their order.
+    """
+    by_view: dict[bytes, list[dict]] = {}
+    for original in originals or []:
+        if isinstance(original.get("type"), int):
+            by_view.setdefault(_view_key(to_view_message(original)), []).append(original)
+    taken: dict[bytes, int] = {}
+    converted = []
+    for message in messages:
+        key = _view_key(message) if by_view else None
+        candidates = by_view.get(key) if key is not None else None
+        if candidates:
+            index = taken.get(key, 0)
+            converted.append(candidates[min(index, len(candidates) - 1)])
+            taken[key] = index + 1
+        else:
+            converted.append(from_view_message(message))
+    return converted
+
+
+def _view_key(view: Any) -> bytes | None:
+    """``view`` as canonical JSON (sorted keys), or ``None`` when it is not JSON."""
+    try:
+        return orjson.dumps(view, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # orjson.JSONEncodeError: a hook returned something JSON cannot hold
+        return None
 
 
 def from_view_message(view: dict) -> dict:
