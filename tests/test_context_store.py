@@ -37,7 +37,11 @@ def test_constructor_reading_and_iteration():
     first, second = user("a"), bot("b")
     ctx = Context([first, second], id="c1", name="demo")
     assert len(ctx) == 2 and ctx.id == "c1" and ctx.name == "demo"
-    assert ctx.at(0) is first and ctx.at(-1) is second and ctx.at(2) is None and ctx.at(-3) is None
+    assert ctx.at(0) == first and ctx.at(-1) == second and ctx.at(2) is None and ctx.at(-3) is None
+    assert ctx.at(0) is not first  # the context keeps its own copy
+    first["content"][0]["text"] = "changed by the caller"
+    assert ctx.at(0)["content"][0]["text"] == "a"
+    first["content"][0]["text"] = "a"
     listed = ctx.messages()
     listed.append("x")
     assert len(ctx) == 2
@@ -58,11 +62,12 @@ def test_append_adds_and_merges_with_changes():
     changes = record_changes(ctx)
     stored = ctx.append(user("hi"))
     merged = ctx.append(user("again"))
-    assert merged is stored and len(ctx) == 1
-    assert stored["content"] == [{"type": "text", "text": "hi\n\nagain"}]
+    assert merged is ctx.at(0) and len(ctx) == 1
+    assert merged["content"] == [{"type": "text", "text": "hi\n\nagain"}]
+    assert stored["content"] == [{"type": "text", "text": "hi"}]  # a merge stores a new dict
     ctx.append(user("separate"), merge=False)
-    assert changes == [{"action": "added", "index": 0, "message": stored},
-                       {"action": "updated", "index": 0, "message": stored},
+    assert changes == [{"action": "added", "index": 0, "message": user("hi")},
+                       {"action": "updated", "index": 0, "message": merged},
                        {"action": "added", "index": 1, "message": ctx.at(1)}]
 
 
@@ -98,7 +103,7 @@ def test_replace_remove_truncate_clear():
     ctx = Context([user("0"), bot("1"), user("2"), bot("3")])
     changes = record_changes(ctx)
     new = user("two")
-    assert ctx.replace(2, new) is new and ctx.at(2) is new
+    assert ctx.replace(2, new) == new and ctx.at(2) == new and ctx.at(2) is not new
     removed = ctx.remove(1)
     assert removed["content"][0]["text"] == "1"
     assert changes == [{"action": "updated", "index": 2, "message": new},
@@ -339,3 +344,22 @@ def test_saves_survive_sigkill_at_random_points(tmp_path):
             text = entries[n]["content"][0]["text"]
             assert entries[n]["n"] == n and (text.startswith(original) or text == replaced), (run, n)
     print(f"{runs} kills, {cut_lines} files with a cut last line")
+
+
+def test_append_neither_edits_the_callers_dict_nor_an_entry_read_earlier():
+    """A merge stores a new dict: the message passed in and the entry read before stay as they were."""
+    incoming = {"type": 2, "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
+    ctx = Context([user("x")])
+    earlier, listed = ctx.at(0), ctx.messages()
+    ctx.append(incoming)  # folds its own blocks, then merges into the last user message
+    assert ctx.at(0)["content"] == [{"type": "text", "text": "x\n\na\n\nb"}]
+    assert incoming["content"] == [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]
+    assert earlier["content"] == [{"type": "text", "text": "x"}] and listed[0] is earlier
+
+
+def test_a_failed_append_leaves_the_last_entry_the_same_object():
+    ctx = Context([user("x")])
+    last = ctx.at(-1)
+    with pytest.raises(TypeError):
+        ctx.append({"type": 2, "content": "not a list"})
+    assert ctx.at(-1) is last and len(ctx) == 1

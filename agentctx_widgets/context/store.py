@@ -69,13 +69,28 @@ def _entry_line(entry: dict) -> dict:
     return entry
 
 
+def _own(value: Any) -> Any:
+    """A private deep copy of JSON-like data (dicts and lists copied, other values shared)."""
+    if isinstance(value, dict):
+        return {key: _own(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_own(item) for item in value]
+    return value
+
+
 class Context:
-    """The conversation context (seed 001 ``Context``)."""
+    """The conversation context (seed 001 ``Context``).
+
+    Entries are the context's own: what is passed in is copied, and a change never edits a stored dict
+    in place (a merge stores a new one), so a message read earlier through ``at``/``messages`` keeps
+    what it said. Change entries only through the methods.
+    """
 
     def __init__(self, messages: Iterable | None = None, *, id: str | None = None, name: str | None = None,  # noqa: A002
                  dir: str | os.PathLike | None = None, flush_on_exit: bool = False) -> None:  # noqa: A002
         entries = list(messages) if messages is not None else []
         validate_context(entries)
+        entries = [_own(entry) for entry in entries]
         for label, value in (("id", id), ("name", name)):
             if value is not None and (not isinstance(value, str) or not value):
                 raise TypeError(f"Context: {label} must be a non-empty string, got {value!r}")
@@ -120,7 +135,7 @@ class Context:
         return self._messages[position] if 0 <= position < length else None
 
     def messages(self) -> list:
-        """A new list of the entries (the entries themselves are shared, not copied)."""
+        """A new list of the entries (shared, not copied: never edited later, and not yours to edit)."""
         return list(self._messages)
 
     def __iter__(self) -> Iterator:
@@ -154,7 +169,9 @@ class Context:
         if index < self._synced:
             entry = self._messages[index]
             last = self._journal[-1] if self._journal else None
-            if not (last and last[0] == "replace" and last[1] == index and last[2] is entry):
+            if last and last[0] == "replace" and last[1] == index:
+                self._journal[-1] = ("replace", index, entry)  # the newer entry supersedes it
+            else:
                 self._journal.append(("replace", index, entry))
 
     def _journal_remove(self, index: int) -> None:
@@ -171,12 +188,23 @@ class Context:
     def append(self, message: Any, *, merge: bool = True) -> dict | None:
         """Append with ``append_message`` semantics; returns the stored message or ``None`` if dropped."""
         with self._lock:
+            entry = _own(message)
             before = len(self._messages)
             last = self._messages[-1] if self._messages else None
-            stored = append_message(self._messages, message, merge=merge)
+            fresh = None  # a new dict for append_message to merge into, so `last` itself never changes
+            if merge and isinstance(last, dict) and not is_record(last):
+                fresh = dict(last)
+                self._messages[-1] = fresh
+            merged = False
+            try:
+                stored = append_message(self._messages, entry, merge=merge)
+                merged = fresh is not None and stored is fresh
+            finally:
+                if fresh is not None and not merged:
+                    self._messages[before - 1] = last
             if stored is None:
                 return None
-            if len(self._messages) == before and stored is last:
+            if merged:
                 self._journal_replace(before - 1)
                 self._notify("updated", before - 1, stored)
             else:
@@ -201,6 +229,7 @@ class Context:
             position = _check_index(index, len(self._messages), "Context.replace")
             if not is_record(message):
                 validate_message(message, f"context[{position}]")
+            message = _own(message)
             self._messages[position] = message
             self._journal_replace(position)
             self._notify("updated", position, message)
