@@ -96,9 +96,14 @@ def restore_messages(context: Any, before: list) -> None:
     keep = 0
     while keep < min(len(now), len(before)) and now[keep] == before[keep]:
         keep += 1
-    context.truncate(keep)
-    for message in before[keep:]:
-        context.append(copy.deepcopy(message), merge=False)
+    if len(now) > len(before):
+        context.truncate(max(keep, len(before)))
+    # replace() stores an entry exactly as given; append() would fold its blocks or drop it when empty
+    for index in range(keep, len(before)):
+        if index < len(context):
+            context.replace(index, copy.deepcopy(before[index]))
+        else:
+            context.append(copy.deepcopy(before[index]), merge=False)
 
 
 def stream_chunks(text: str) -> list[str]:

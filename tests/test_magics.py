@@ -749,3 +749,16 @@ def test_notebook_is_stored_executed_with_the_python3_kernel(path: Path) -> None
     for cell in code:
         for output in cell["outputs"]:
             assert output["output_type"] != "error", (path.name, cell["source"][:80])
+
+
+def test_a_failed_run_puts_back_a_context_whose_last_message_the_turn_merged_into(shell):
+    """The context is restored exactly: unfolded blocks and the merged-into message are as they were."""
+    from agentctx_widgets import Context
+
+    two_blocks = {"type": 2, "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
+    ctx = Context([two_blocks])  # the constructor keeps blocks as given (no folding)
+    before = copy.deepcopy(ctx.messages())
+    shell.user_ns["ctx_r"] = ctx
+    shell.user_ns["boom_r"] = {"Create": lambda c, m: (_ for _ in ()).throw(RuntimeError("boom"))}
+    shell.run_line_magic("agentctx", 'run ctx_r "more" --hooks boom_r')
+    assert ctx.messages() == before
