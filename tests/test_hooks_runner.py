@@ -400,3 +400,13 @@ def test_a_view_that_can_settle_is_settled_once_at_the_end_of_the_turn():
     kinds = [kind for kind, _ in view.calls]
     assert kinds.count("settle") == 1
     assert kinds[-1] == "settle"  # after the commit and the last flush
+
+
+def test_a_view_that_fails_to_settle_is_a_warning_not_a_lost_result():
+    class BadSettle(RecordingView):
+        def settle(self):
+            raise RuntimeError("disk full")
+
+    with pytest.warns(RuntimeWarning, match="disk full"):
+        result = run_turn(Context(), "hi", model=ScriptedModel(["Hello"]), view=BadSettle())
+    assert result.ok and result.response["content"] == "Hello"

@@ -28,6 +28,7 @@ import inspect
 import threading
 import time
 import uuid
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -208,7 +209,11 @@ class _Turn:
                 self.output.remove_sink(sink)
             settle = getattr(self.view, "settle", None)
             if callable(settle):
-                settle()  # the turn's end is a settled state: store it now, not on a timer a headless run may miss
+                try:  # the turn's end is a settled state: store it now, not on a timer a headless run may miss
+                    settle()
+                except Exception as failure:  # noqa: BLE001 - the turn's result must still reach the caller
+                    warnings.warn(f"run_turn: the view could not store its settled state: {failure!r}",
+                                  RuntimeWarning, stacklevel=2)
         self.result.output = recorder.messages
         self.result.chunks = list(adapter.chunks)
         self.result.timings["total"] = time.monotonic() - started
