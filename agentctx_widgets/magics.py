@@ -409,7 +409,7 @@ def _js_hooks(name: str, source: str) -> tuple[Any, list[str]]:
         hooks = hooks_from_js(source)
     except Exception as error:
         raise MagicError(f"hooks {name}: the JavaScript does not load: {error}") from None
-    defined = [hook for hook in HOOK_NAMES if _has_hook(hooks, hook)]
+    defined = [hook for hook in HOOK_NAMES if hook in hooks.names]
     if not defined:
         raise MagicError(f"hooks {name}: the cell defines none of {', '.join(HOOK_NAMES)}")
     return hooks, defined
@@ -443,15 +443,6 @@ def _python_hooks(name: str, source: str) -> tuple[Any, list[str]]:
 def _is_hook_set(value: Any) -> bool:
     """Does ``value`` look like loaded hooks (the runner's Hooks protocol: ``names`` and ``call``)?"""
     return isinstance(getattr(value, "names", None), (frozenset, set)) and callable(getattr(value, "call", None))
-
-
-def _has_hook(hooks: Any, name: str) -> bool:
-    names = getattr(hooks, "names", None)
-    if names is not None:
-        return name in names
-    if isinstance(hooks, Mapping):
-        return name in hooks
-    return callable(getattr(hooks, name, None))
 
 
 def _turn_summary(result: Any, elapsed: float) -> str:
