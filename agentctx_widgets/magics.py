@@ -219,12 +219,8 @@ class AgentContextMagics(Magics):
         """(model, model id for the gauge); a name that is no variable is only the id."""
         from .models import ScriptedModel
 
-        if token is None:
-            return ScriptedModel([f"Scripted reply to: {text}"]), None
-        if token not in self._ns:
-            return ScriptedModel([f"Scripted reply to: {text}"]), token
-        value = self._ns[token]
-        if isinstance(value, str):
+        value = self._ns[token] if token is not None and token in self._ns else token
+        if token is None or isinstance(value, str):  # no model, or only its id: the scripted default
             return ScriptedModel([f"Scripted reply to: {text}"]), value
         if not callable(getattr(value, "stream", None)):
             raise MagicError(f"run: {token} holds a {_kind(value)}, not a model (an object with .stream())")
