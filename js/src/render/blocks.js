@@ -34,20 +34,32 @@ function text(block, env) {
   };
 }
 
+/**
+ * A collapsible "Thinking" box around streaming Markdown (thinking blocks and thinking outputs).
+ * @param {string} text
+ * @param {boolean} streaming
+ * @returns {{el: HTMLElement, update: (text: string, streaming: boolean) => void}}
+ */
+export function thinkingBox(text, streaming) {
+  const md = new StreamingMarkdown();
+  const summary = h("summary");
+  const el = h("details", { className: "actx-thinking", open: streaming }, [summary, md.el]);
+  /** @param {string} t @param {boolean} s */
+  const update = (t, s) => {
+    md.update(t, s);
+    summary.textContent = s ? "Thinking…" : "Thinking";
+  };
+  update(text, streaming);
+  return { el, update };
+}
+
 /** @type {(block: Block, env: BlockEnv) => BlockView} */
 function thinking(block, env) {
-  const md = new StreamingMarkdown();
-  md.update(String(block.text ?? ""), env.streaming);
-  const details = h("details", { className: "actx-thinking", open: env.streaming }, [
-    h("summary", { text: env.streaming ? "Thinking…" : "Thinking" }),
-    md.el,
-  ]);
-  const summary = /** @type {HTMLElement} */ (details.firstElementChild);
+  const box = thinkingBox(String(block.text ?? ""), env.streaming);
   return {
-    el: blockEl("thinking", [details]),
+    el: blockEl("thinking", [box.el]),
     update(next, nextEnv) {
-      md.update(String(next.text ?? ""), nextEnv.streaming);
-      summary.textContent = nextEnv.streaming ? "Thinking…" : "Thinking";
+      box.update(String(next.text ?? ""), nextEnv.streaming);
       return true;
     },
   };

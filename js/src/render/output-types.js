@@ -5,7 +5,7 @@
  * Media types load their URL only when `tryMediaUrl` allows it (http(s), blob:, data: of their own
  * kind); otherwise the URL is shown as text.
  */
-import { renderArguments } from "./blocks.js";
+import { renderArguments, thinkingBox } from "./blocks.js";
 import { clip, h, prettyJson } from "./dom.js";
 import { StreamingMarkdown } from "./markdown.js";
 import { tryMediaUrl } from "./urls.js";
@@ -21,27 +21,17 @@ const str = (value) => (value === undefined || value === null ? "" : typeof valu
 /** @param {unknown} value */
 const positive = (value) => (typeof value === "number" && Number.isFinite(value) && value > 0 ? String(Math.round(value)) : null);
 
-/** Text-like types share one shape: a label (optional) and a streaming Markdown body.
- * @param {"text" | "thinking"} type */
-function markdownType(type) {
-  /** @type {(message: OutputMessage) => OutputView} */
-  return (message) => {
-    const md = new StreamingMarkdown();
-    md.update(str(message.props.content), !message.done);
-    if (type === "text") {
-      return { el: md.el, update: (/** @type {OutputMessage} */ next) => (md.update(str(next.props.content), !next.done), true) };
-    }
-    const summary = h("summary", { text: message.done ? "Thinking" : "Thinking…" });
-    const el = h("details", { className: "actx-thinking", open: !message.done }, [summary, md.el]);
-    return {
-      el,
-      update(next) {
-        md.update(str(next.props.content), !next.done);
-        summary.textContent = next.done ? "Thinking" : "Thinking…";
-        return true;
-      },
-    };
-  };
+/** @param {OutputMessage} message @returns {OutputView} */
+function text(message) {
+  const md = new StreamingMarkdown();
+  md.update(str(message.props.content), !message.done);
+  return { el: md.el, update: (next) => (md.update(str(next.props.content), !next.done), true) };
+}
+
+/** @param {OutputMessage} message @returns {OutputView} */
+function thinking(message) {
+  const box = thinkingBox(str(message.props.content), !message.done);
+  return { el: box.el, update: (next) => (box.update(str(next.props.content), !next.done), true) };
 }
 
 /** @param {OutputMessage} message */
@@ -187,8 +177,8 @@ export function genericOutput(message) {
 /** @type {Record<string, (message: OutputMessage) => OutputView>} */
 export const OUTPUT_RENDERERS = {
   user_input: userInput,
-  text: markdownType("text"),
-  thinking: markdownType("thinking"),
+  text,
+  thinking,
   loading,
   tool_call: toolCall,
   error,
