@@ -97,7 +97,7 @@ def restore_messages(context: Any, before: list) -> None:
     while keep < min(len(now), len(before)) and now[keep] == before[keep]:
         keep += 1
     if len(now) > len(before):
-        context.truncate(max(keep, len(before)))
+        context.truncate(len(before))  # keep <= len(before): the common prefix never reaches past it
     # replace() stores an entry exactly as given; append() would fold its blocks or drop it when empty
     for index in range(keep, len(before)):
         if index < len(context):
@@ -381,8 +381,7 @@ def _stream_into(view: Any, message: dict, pause: float) -> int:
     pending["content"] = []
     count = 0
     for block in message.get("content") or []:
-        text_key = "text" if isinstance(block, dict) and isinstance(block.get("text"), str) else None
-        if text_key is None:
+        if not (isinstance(block, dict) and isinstance(block.get("text"), str)):
             pending["content"].append(copy.deepcopy(block))
             view.set_pending(pending)
             count += 1
