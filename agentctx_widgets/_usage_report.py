@@ -348,10 +348,10 @@ def build_usage_report(
 ) -> UsageReport:
     """Measure ``messages`` for the report; ``exact_counter`` overrides the tiktoken lookup (tests)."""
     items = list(messages)
-    if exact and exact_counter is None:
-        exact_counter = try_exact_counter(model)
     if not exact:
         exact_counter = None
+    elif exact_counter is None:
+        exact_counter = try_exact_counter(model)
     rows = []
     for index, message in enumerate(items):
         record = is_record(message)
