@@ -140,7 +140,7 @@ def _is_chunk(event: dict | BaseException) -> bool:
 
 
 def _chunks(text: str, size: int) -> list[str]:
-    return [text[i : i + size] for i in range(0, len(text), size)] or []
+    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 _REPLY_KEYS = {"text", "thinking", "tool_calls", "usage", "error"}
