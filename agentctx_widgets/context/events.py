@@ -14,7 +14,7 @@ Callback sets (``normalize_callbacks``) are dicts keyed by ``on`` + CamelCase na
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 __all__ = [
@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-class EventType(str, Enum):
+class EventType(StrEnum):
     """The full normalised event vocabulary (the event's ``type`` string)."""
 
     START = "start"
@@ -42,9 +42,6 @@ class EventType(str, Enum):
     TOOL_CALL_END = "tool_call_end"
     DONE = "done"
     ERROR = "error"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 EVENT_TYPES = frozenset(member.value for member in EventType)

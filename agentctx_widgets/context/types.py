@@ -12,7 +12,7 @@ anything else, where JavaScript would silently spread nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import Enum, IntEnum
+from enum import IntEnum, StrEnum
 from typing import Any
 
 __all__ = [
@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-class ContentType(str, Enum):
+class ContentType(StrEnum):
     """Content block discriminators (the block's ``type`` string)."""
 
     TEXT = "text"
@@ -34,9 +34,6 @@ class ContentType(str, Enum):
     BINARY = "binary"
     THINKING = "thinking"
     TOOL_CALL = "toolCall"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 class MessageType(IntEnum):
