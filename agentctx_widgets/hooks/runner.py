@@ -42,7 +42,7 @@ from .context import CTX_FIELDS, HookContext
 from .errors import HookError
 from .python_hooks import hooks_from_python
 from .usage_log import record_usage
-from .view import message_from_response, response_of, to_view, from_view
+from .view import from_view, message_from_response, response_of, to_view, tool_call_of
 
 
 @dataclass
@@ -339,7 +339,7 @@ class _Turn:
             if kind in ("text", "thinking") and block.get("text"):
                 self.output.send({"type": kind, "props": {"content": block["text"]}, "id": message_id, "done": True})
             elif kind == "toolCall":
-                call = response_of({"content": [block]}, None)["tool_calls"][0]
+                call = tool_call_of(block)
                 self.output.send({
                     "type": "tool_call",
                     "props": {"id": call["id"], "name": call["function"]["name"], "arguments": call["function"]["arguments"]},
