@@ -67,6 +67,18 @@ def copy_json(value: Any) -> Any:
 _ALL = object()  # _settle_open(): every open append
 
 
+def _string_append(message: dict[str, Any], key: str) -> str | None:
+    """The text of ``message`` when it is a plain string append onto the top-level prop ``key`` (only
+    the append fields, one prop), else None: the only kind of message an open append folds in."""
+    if not message.get("delta") or message.keys() - _APPEND_KEYS or message.get("delta_action", "append") != "append":
+        return None
+    props = message.get("props")
+    if type(props) is not dict or len(props) != 1:
+        return None
+    text = props.get(key)
+    return text if type(text) is str else None
+
+
 class _OpenAppend:
     """Consecutive string appends to one output message's top-level prop, not yet applied."""
 
@@ -265,17 +277,10 @@ class StreamProtocol:
         opens = self._open.get(message.get("id"))  # type: ignore[arg-type]
         key = message.get("delta_path")
         open_ = opens.get(key) if opens is not None and type(key) is str else None
-        if open_ is None:
+        if open_ is None or message.get("type", open_.type) != open_.type:
             return False
-        if message.keys() - _APPEND_KEYS or not message.get("delta"):
-            return False
-        if message.get("delta_action", "append") != "append" or message.get("type", open_.type) != open_.type:
-            return False
-        props = message.get("props")
-        if type(props) is not dict or len(props) != 1:
-            return False
-        text = props.get(open_.key)
-        if type(text) is not str:
+        text = _string_append(message, open_.key)
+        if text is None:
             return False
         open_.parts.append(text)
         return True
@@ -283,17 +288,15 @@ class StreamProtocol:
     def _try_open_append(self, message: dict[str, Any]) -> bool:
         """After applying ``message``: start coalescing if it was a plain string append onto a string."""
         key = message.get("delta_path")
-        if not message.get("delta") or type(key) is not str or not key or "." in key or "[" in key:
+        if type(key) is not str or not key or "." in key or "[" in key:
             return False
-        if message.keys() - _APPEND_KEYS or message.get("delta_action", "append") != "append":
-            return False
-        props = message.get("props")
-        if type(props) is not dict or len(props) != 1 or type(props.get(key)) is not str:
+        text = _string_append(message, key)
+        if text is None:
             return False
         stored = self.outputs["messages"].get(message.get("id"))
         if stored is None or type(stored["props"].get(key)) is not str or stored.get("done"):
             return False
-        open_ = _OpenAppend(message["id"], stored["type"], key, props[key], len(self._ops))
+        open_ = _OpenAppend(message["id"], stored["type"], key, text, len(self._ops))
         self._open.setdefault(message["id"], {})[key] = open_
         self._ops.append(open_)
         return True
