@@ -69,27 +69,38 @@ function thinking(block, env) {
  * Tool arguments: pretty JSON, or the raw string when they did not parse.
  * @param {unknown} args
  */
-export function renderArguments(args) {
+function renderArguments(args) {
   if (typeof args === "string") {
     return h("pre", { className: "actx-args actx-args-raw", "data-args": "raw", title: "arguments (raw, not JSON)", text: args });
   }
   return h("pre", { className: "actx-args actx-json", "data-args": "json", text: args === undefined ? "{}" : prettyJson(args) });
 }
 
+/**
+ * The head row (tool name, call id when not null) and arguments of a tool call (toolCall blocks and tool_call outputs).
+ * @param {string} name
+ * @param {string | null} callId
+ * @param {unknown} args
+ * @returns {HTMLElement[]}
+ */
+export function toolCallParts(name, callId, args) {
+  return [
+    h("div", { className: "actx-tool-head" }, [
+      h("span", { className: "actx-tool-kind", text: "tool" }),
+      h("span", { className: "actx-tool-name", text: name }),
+      callId === null ? null : h("span", { className: "actx-call-id", text: callId }),
+    ]),
+    renderArguments(args),
+  ];
+}
+
 /** @type {(block: Block, env: BlockEnv) => BlockView} */
 function toolCall(block, env) {
   const callId = typeof block.callId === "string" ? block.callId : "";
   const result = callId && env.resultFor ? env.resultFor(callId) : null;
-  const children = [
-    h("div", { className: "actx-tool-head" }, [
-      h("span", { className: "actx-tool-kind", text: "tool" }),
-      h("span", { className: "actx-tool-name", text: String(block.name ?? "(unnamed tool)") }),
-      callId ? h("span", { className: "actx-call-id", text: callId }) : null,
-    ]),
-    renderArguments(block.arguments),
-  ];
+  const children = toolCallParts(String(block.name ?? "(unnamed tool)"), callId || null, block.arguments);
   if (result && env.renderResult) children.push(env.renderResult(result));
-  return { el: blockEl("toolCall", /** @type {HTMLElement[]} */ (children.filter(Boolean)), { "data-call-id": callId || undefined }) };
+  return { el: blockEl("toolCall", children, { "data-call-id": callId || undefined }) };
 }
 
 /**

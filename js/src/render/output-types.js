@@ -5,7 +5,7 @@
  * Media types load their URL only when `tryMediaUrl` allows it (http(s), blob:, data: of their own
  * kind); otherwise the URL is shown as text.
  */
-import { renderArguments, thinkingBox } from "./blocks.js";
+import { thinkingBox, toolCallParts } from "./blocks.js";
 import { clip, h, prettyJson } from "./dom.js";
 import { StreamingMarkdown } from "./markdown.js";
 import { tryMediaUrl } from "./urls.js";
@@ -73,14 +73,8 @@ function toolCall(message) {
     }
   }
   return {
-    el: h("div", { className: "actx-tool-call", "data-call-id": typeof id === "string" ? id : null }, [
-      h("div", { className: "actx-tool-head" }, [
-        h("span", { className: "actx-tool-kind", text: "tool" }),
-        h("span", { className: "actx-tool-name", text: str(name) || "(unnamed tool)" }),
-        id === undefined ? null : h("span", { className: "actx-call-id", text: str(id) }),
-      ]),
-      renderArguments(args),
-    ]),
+    el: h("div", { className: "actx-tool-call", "data-call-id": typeof id === "string" ? id : null },
+      toolCallParts(str(name) || "(unnamed tool)", id === undefined ? null : str(id), args)),
   };
 }
 
