@@ -249,7 +249,9 @@ def test_retries_are_bounded():
     assert result.error["message"] == "always (gave up after 2 retries)"
 
 
-def test_retry_after_commit_removes_the_first_attempts_response():
+def after_failing_once():
+    """Hooks whose After fails on the first attempt (after the commit) and whose Error retries;
+    the list records the response content each After saw."""
     attempts = []
 
     def after(ctx, messages, response):
@@ -257,7 +259,11 @@ def test_retry_after_commit_removes_the_first_attempts_response():
         if len(attempts) == 1:
             raise RuntimeError("flaky after")
 
-    hooks = hooks_from_python(after=after, error=lambda ctx, m, e: {"retry": True})
+    return hooks_from_python(after=after, error=lambda ctx, m, e: {"retry": True}), attempts
+
+
+def test_retry_after_commit_removes_the_first_attempts_response():
+    hooks, attempts = after_failing_once()
     context = Context()
     run_turn(context, "hi", hooks=hooks, model=ScriptedModel(["one", "two"]))
     assert attempts == ["one", "two"]
@@ -267,14 +273,7 @@ def test_retry_after_commit_removes_the_first_attempts_response():
 def test_retry_after_a_response_that_merged_into_the_last_message_restores_that_message():
     # run_turn(context, None) with the context ending in an assistant message: the reply merges
     # into it, so undoing the failed attempt must put "A" back, not just truncate.
-    after_calls = []
-
-    def after(ctx, messages, response):
-        after_calls.append(response["content"])
-        if len(after_calls) == 1:
-            raise RuntimeError("flaky after")
-
-    hooks = hooks_from_python(after=after, error=lambda ctx, m, e: {"retry": True})
+    hooks, _ = after_failing_once()
     context = Context([{"type": 2, "content": [{"type": "text", "text": "hi"}]}, assistant("A")])
     model = ScriptedModel(["B"])
     result = run_turn(context, None, hooks=hooks, model=model)
