@@ -128,11 +128,10 @@ class Context:
 
     def at(self, index: int) -> dict | None:
         """Entry ``index`` (negative counts from the end), or ``None`` when out of range."""
-        if not isinstance(index, int) or isinstance(index, bool):
-            raise TypeError(f"Context.at: index must be an int, got {type(index).__name__}")
-        length = len(self._messages)
-        position = index + length if index < 0 else index
-        return self._messages[position] if 0 <= position < length else None
+        try:
+            return self._messages[_check_index(index, len(self._messages), "Context.at")]
+        except IndexError:
+            return None
 
     def messages(self) -> list:
         """A new list of the entries (shared, not copied: never edited later, and not yours to edit)."""
