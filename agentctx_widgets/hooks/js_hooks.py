@@ -241,14 +241,9 @@ class JsHooks:
                 f"ran longer than its {self.wall_limit} s wall-clock limit", hook=hook, line=line, stack=text
             )
         if "out of memory" in first:
-            return HookMemoryError(
-                f"ran out of its {self._engine.memory_limit:,}-byte memory limit", hook=hook, line=line, stack=text
-            )
+            return self._out_of_memory(hook, line, stack=text)
         if "stack" in first.lower():
-            return HookStackOverflowError(
-                f"exceeded the {self._engine.stack_limit:,}-byte stack limit (runaway recursion?)",
-                hook=hook, line=line, stack=text,
-            )
+            return self._stack_overflow(hook, line, stack=text)
         return HookThrewError(first, hook=hook, line=line, stack=text)
 
     def _thrown(self, hook: str, thrown: dict) -> HookError:
@@ -257,20 +252,25 @@ class JsHooks:
             line = _user_line(stack) or self.lines.get(hook)
             message = f"{thrown['name']}: {thrown['message']}"
             if "Maximum call stack size exceeded" in thrown["message"]:
-                return HookStackOverflowError(
-                    f"exceeded the {self._engine.stack_limit:,}-byte stack limit (runaway recursion?)",
-                    hook=hook, line=line, name=thrown["name"], stack=stack,
-                )
+                return self._stack_overflow(hook, line, name=thrown["name"], stack=stack)
             if "out of memory" in thrown["message"]:
-                return HookMemoryError(
-                    f"ran out of its {self._engine.memory_limit:,}-byte memory limit",
-                    hook=hook, line=line, name=thrown["name"], stack=stack,
-                )
+                return self._out_of_memory(hook, line, name=thrown["name"], stack=stack)
             return HookThrewError(message, hook=hook, line=line, name=thrown["name"], code=thrown.get("code"), stack=stack)
         line = self._throw_line(hook)
         return HookThrewError(
             f"threw a non-Error value ({thrown['name']}): {thrown['message']}",
             hook=hook, line=line, name=thrown["name"], code=thrown.get("code"), value=thrown.get("value"),
+        )
+
+    def _stack_overflow(self, hook: str, line: int | None, **details: Any) -> HookStackOverflowError:
+        return HookStackOverflowError(
+            f"exceeded the {self._engine.stack_limit:,}-byte stack limit (runaway recursion?)",
+            hook=hook, line=line, **details,
+        )
+
+    def _out_of_memory(self, hook: str, line: int | None, **details: Any) -> HookMemoryError:
+        return HookMemoryError(
+            f"ran out of its {self._engine.memory_limit:,}-byte memory limit", hook=hook, line=line, **details
         )
 
     def _throw_line(self, hook: str) -> int | None:
