@@ -8,6 +8,9 @@ import { OUTPUT_RENDERERS, genericOutput } from "./output-types.js";
 
 /** @typedef {import("./output-types.js").OutputMessage} OutputMessage */
 
+/** The message with `props` guaranteed to be an object, as renderers expect. @param {OutputMessage} message */
+const withProps = (message) => ({ ...message, props: message.props && typeof message.props === "object" ? message.props : {} });
+
 export class OutputList {
   constructor() {
     this.list = h("div", { className: "actx-output-list", "data-testid": "actx-outputs" });
@@ -45,17 +48,15 @@ export class OutputList {
       if (old) this.removeView(id, old.wrapper);
       return;
     }
-    const type = String(message.type);
-    const wrapper = old?.wrapper;
-    if (old && wrapper && old.type === type && old.update && this.tryUpdate(old.update, message, id)) {
-      this.markDone(wrapper, message);
+    if (old && old.type === String(message.type) && old.update && this.tryUpdate(old.update, message, id)) {
+      this.markDone(old.wrapper, message);
       return;
     }
     const fresh = this.build(message, id);
-    if (old && wrapper && (old.wrapper.parentElement?.dataset.groupBody ?? null) === (message.group_id ?? null)) {
-      wrapper.replaceWith(fresh.wrapper);
+    if (old && (old.wrapper.parentElement?.dataset.groupBody ?? null) === (message.group_id ?? null)) {
+      old.wrapper.replaceWith(fresh.wrapper);
     } else {
-      if (old && wrapper) this.removeView(id, wrapper);
+      if (old) this.removeView(id, old.wrapper);
       this.place(id, message, fresh.wrapper);
     }
     this.views.set(id, fresh);
@@ -78,7 +79,7 @@ export class OutputList {
     /** @type {import("./output-types.js").OutputView} */
     let view;
     try {
-      view = render({ ...message, props: message.props && typeof message.props === "object" ? message.props : {} });
+      view = render(withProps(message));
     } catch (error) {
       view = { el: renderFailure(`output ${id}`, error, message) };
     }
@@ -92,7 +93,7 @@ export class OutputList {
     return {
       wrapper,
       type,
-      update: update ? (/** @type {OutputMessage} */ m) => update({ ...m, props: m.props && typeof m.props === "object" ? m.props : {} }) : undefined,
+      update: update ? (/** @type {OutputMessage} */ m) => update(withProps(m)) : undefined,
     };
   }
 
