@@ -29,7 +29,6 @@ from typing import Any
 import orjson
 import quickjs
 
-from .base import HOOK_NAMES
 from .context import HookContext
 from .errors import (
     HookError,
@@ -377,4 +376,4 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"cannot pass {type(value).__name__} to a JavaScript hook as JSON: {value!r:.80}")
 
 
-__all__ = ["JsHooks", "hooks_from_js", "HOOK_NAMES"]
+__all__ = ["JsHooks", "hooks_from_js"]
