@@ -82,15 +82,14 @@ def _string_append(message: dict[str, Any], key: str) -> str | None:
 class _OpenAppend:
     """Consecutive string appends to one output message's top-level prop, not yet applied."""
 
-    __slots__ = ("id", "type", "key", "parts", "applied", "index")
+    __slots__ = ("id", "type", "key", "parts", "index")
 
     def __init__(self, msg_id: str, msg_type: str, key: str, text: str, index: int) -> None:
         self.id = msg_id
         self.type = msg_type
         self.key = key
         self.parts = [text]
-        self.applied = 1
-        """How many of ``parts`` are already applied to the state (the first one was, to validate it)."""
+        """The appended strings; the first is already applied to the state (it opened the append)."""
         self.index = index
         """Where this append stands in the op queue (it folds every later append to the same target)."""
 
@@ -312,11 +311,11 @@ class StreamProtocol:
             groups = [] if group is None else [group]
         for group in groups:
             for open_ in group.values():
-                if len(open_.parts) > open_.applied:
-                    rest = open_.message()
-                    rest["props"] = {open_.key: "".join(open_.parts[open_.applied :])}
+                message = open_.message()
+                if len(open_.parts) > 1:
+                    rest = {**message, "props": {open_.key: "".join(open_.parts[1:])}}
                     apply_message_in_place(self.outputs, rest)
-                self._ops[open_.index] = {"op": "out", "message": open_.message()}
+                self._ops[open_.index] = {"op": "out", "message": message}
 
     # ----------------------------------------------------------------- pending
 
