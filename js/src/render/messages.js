@@ -113,15 +113,17 @@ function conversational(kind) {
       views = views.slice(0, blocks.length);
       shown = blocks.slice();
       tailEl?.remove();
+      tailEl = null;
+      const error = renderResponseError(msg);
       const meta = e.streaming ? null : extraFields(msg);
+      if (!error && !meta) return;
       tailEl = h("div", { className: "actx-msg-tail" }, [
-        renderResponseError(msg),
+        error,
         meta
           ? h("details", { className: "actx-meta" }, [h("summary", { text: "metadata" }), h("pre", { className: "actx-json", text: prettyJson(meta) })])
           : null,
       ]);
-      if (tailEl.childElementCount) body.append(tailEl);
-      else tailEl = null;
+      body.append(tailEl);
     };
     fill(message, env);
     return {
