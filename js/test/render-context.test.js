@@ -173,6 +173,27 @@ describe("pending message", () => {
     expect(r.root.querySelector("[data-index='1']")?.textContent).toContain("Second para.");
   });
 
+  test("metadata shows under a settled message, not while streaming; a plain message has no tail", () => {
+    const r = mount();
+    const msg = { type: 3, content: [{ type: "text", text: "hi" }], usage: { input: 5 } };
+    r.update(state([user("q")], { pending: msg }));
+    const pending = /** @type {HTMLElement} */ (r.root.querySelector("[data-testid=actx-pending]"));
+    expect(pending.querySelector(".actx-msg-tail")).toBeNull();
+    r.update(state([user("q"), msg], { pending: null }), { context: [1], pending: true });
+    const meta = r.root.querySelector("[data-index='1'] .actx-msg-tail details.actx-meta");
+    expect(JSON.parse(meta?.querySelector("pre")?.textContent ?? "")).toEqual({ usage: { input: 5 } });
+    expect(r.root.querySelector("[data-index='0'] .actx-msg-tail")).toBeNull();
+  });
+
+  test("the thinking summary reads \"Thinking…\" while streaming and \"Thinking\" once settled", () => {
+    const r = mount();
+    const msg = { type: 3, content: [{ type: "thinking", text: "plan" }] };
+    r.update(state([], { pending: msg }));
+    expect(r.root.querySelector("[data-testid=actx-pending] [data-block=thinking] summary")?.textContent).toBe("Thinking…");
+    r.update(state([msg], { pending: null }), { context: [0], pending: true });
+    expect(r.root.querySelector("[data-index='0'] [data-block=thinking] summary")?.textContent).toBe("Thinking");
+  });
+
   test("a pending message with a response error shows it", () => {
     const r = mount();
     r.update(state([], { pending: { type: 3, content: [], error: "stream broke" } }));

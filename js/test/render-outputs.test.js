@@ -57,6 +57,11 @@ describe("output message types", () => {
     const details = /** @type {HTMLDetailsElement} */ (out(r, "th").querySelector("details"));
     expect(details.open).toBe(true);
     expect(details.querySelector(".actx-md")?.textContent?.trim()).toBe("Analyzing...");
+    expect(details.querySelector("summary")?.textContent).toBe("Thinking…");
+    r.update(state(outputs([{ id: "th", type: "thinking", props: { content: "Analyzing... done" }, done: true }])), { outputs: ["th"] });
+    expect(out(r, "th").querySelector("details")).toBe(details);
+    expect(details.querySelector("summary")?.textContent).toBe("Thinking");
+    expect(details.querySelector(".actx-md")?.textContent?.trim()).toBe("Analyzing... done");
   });
 
   test("loading shows a spinner and message; hidden when done or empty", () => {
