@@ -44,6 +44,7 @@ test: setup chromium test-js test-py
 bench: setup chromium
 	$(PY) bench/estimate.py
 	$(PY) bench/output.py
+	$(PY) bench/assemble.py
 	$(PY) bench/stream.py
 	$(PY) bench/load.py
 

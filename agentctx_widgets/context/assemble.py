@@ -92,7 +92,11 @@ class Assembler:
 
     def _on_text_delta(self, event: dict) -> None:
         block = self._block(event["contentIndex"], self._text_kind(event))
-        block["text"] = block.get("text", "") + event["delta"]
+        # Take the string out of the block first: with no other reference to it, CPython grows it in
+        # place, so n deltas cost O(text) instead of copying the whole text on every delta.
+        text = block.pop("text", "")
+        text += event["delta"]
+        block["text"] = text
 
     def _on_text_end(self, event: dict) -> None:
         block = self._block(event["contentIndex"], self._text_kind(event))
@@ -114,7 +118,9 @@ class Assembler:
     def _on_tool_delta(self, event: dict) -> None:
         index = event["contentIndex"]
         block = self._block(index, ContentType.TOOL_CALL.value)
-        raw = self._raw_arguments.get(index, "") + event["delta"]
+        block["arguments"] = None  # drop the block's reference so the raw string can grow in place
+        raw = self._raw_arguments.pop(index, "")
+        raw += event["delta"]
         self._raw_arguments[index] = raw
         block["arguments"] = raw
 
