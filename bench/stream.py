@@ -26,6 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 
 from harness import JupyterServer, Lab, launch_chromium, write_notebook  # noqa: E402
+from hardening_helpers import PIECE_SOURCE  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
 
@@ -34,15 +35,7 @@ import threading, time
 import anywidget
 from IPython.display import Markdown, display, update_display
 from agentctx_widgets import Context, ContextView, Output
-
-DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
-def piece(i):
-    """5 characters: 4 base-36 digits of i and a space (unique for i < 36**4)."""
-    s = ""
-    for _ in range(4):
-        i, r = divmod(i, 36)
-        s = DIGITS[r] + s
-    return s + " "
+''' + PIECE_SOURCE + r'''
 
 def delta(msg_id, text):
     return {"id": msg_id, "type": "text", "props": {"content": text}, "delta": True,

@@ -132,11 +132,8 @@ def write_text(path: Path, text: str) -> Path:
 
 # ------------------------------------------------------------------------------ load (kernel side)
 
-LOAD_SETUP = r'''
-import gc, resource, threading, time
-import psutil
-from agentctx_widgets import ContextView, Output
-
+# Kernel source of ``piece(i)``, the 5-character delta text the load tests and bench/stream.py send.
+PIECE_SOURCE = r'''
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 def piece(i):
     """5 characters: 4 base-36 digits of i and a space (unique for i < 36**4 = 1,679,616)."""
@@ -145,6 +142,13 @@ def piece(i):
         i, r = divmod(i, 36)
         s = _DIGITS[r] + s
     return s + " "
+'''
+
+LOAD_SETUP = r'''
+import gc, resource, threading, time
+import psutil
+from agentctx_widgets import ContextView, Output
+''' + PIECE_SOURCE + r'''
 
 def delta(k, text):
     return {"id": f"m{k}", "type": "text", "props": {"content": text}, "delta": True,
