@@ -60,13 +60,17 @@ def wait_rendered(lab, seq_at_least: int = 0, index: int = 0) -> None:
     )
 
 
-def test_every_message_type_renders_in_light_and_dark(lab):
-    write_notebook(lab.server.root, "all_types.ipynb", [ALL_TYPES])
-    lab.open("all_types.ipynb")
+def open_rendered(lab, name: str, cell: str):
+    """Open a one-cell notebook, run it, wait until its view shows the kernel's latest state; the view's locator."""
+    write_notebook(lab.server.root, name, [cell])
+    lab.open(name)
     lab.run_all()
-    seq = lab.kernel_json("view.state()['seq']")
-    wait_rendered(lab, seq)
-    root = lab.page.locator(VIEW)
+    wait_rendered(lab, lab.kernel_json("view.state()['seq']"))
+    return lab.page.locator(VIEW)
+
+
+def test_every_message_type_renders_in_light_and_dark(lab):
+    root = open_rendered(lab, "all_types.ipynb", ALL_TYPES)
 
     kinds = root.locator(".actx-msg").evaluate_all("els => els.map(e => e.dataset.kind)")
     for kind in ["system", "user", "assistant", "record"]:
@@ -129,12 +133,7 @@ view
 
 
 def test_hostile_markdown_executes_nothing(lab):
-    write_notebook(lab.server.root, "hostile.ipynb", [HOSTILE])
-    lab.open("hostile.ipynb")
-    lab.run_all()
-    seq = lab.kernel_json("view.state()['seq']")
-    wait_rendered(lab, seq)
-    root = lab.page.locator(VIEW)
+    root = open_rendered(lab, "hostile.ipynb", HOSTILE)
     assert "After" in root.locator(".actx-out[data-output-id=h1]").text_content()
     # A control image with a broken src: once its onerror has fired, a payload image would have too.
     lab.page.evaluate(
