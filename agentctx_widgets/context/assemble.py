@@ -8,7 +8,9 @@ Decisions that fill the seed's gaps (DESIGN.md "Assembler"):
   A snapshot (``start``/``done``/``error`` carrying a valid ``message``) replaces the message with a deep
   copy, and its blocks take the indexes 0..n-1.
 - Deltas append. A ``text_end``/``thinking_end`` carrying ``text`` is authoritative; when the streamed
-  text differed (and was not empty), the streamed text is kept on that *block* as ``draft``.
+  text differed (and was not empty), the streamed text is kept on that *block* as ``draft``. A
+  ``thinking_end`` may carry the provider's opaque ``signature`` (Anthropic signs thinking and rejects a
+  tool round trip without it) and ``redacted`` data (a redacted thinking block); both are kept on the block.
 - Tool-call arguments are the raw accumulated string while streaming; ``tool_call_end`` parses them as
   JSON (an empty string becomes ``{}``) and keeps the raw string when parsing fails. A non-string
   ``arguments`` on ``tool_call_end`` is taken as already parsed.
@@ -29,6 +31,9 @@ from .types import ContentType, MessageType
 from .validate import is_message
 
 __all__ = ["Assembler", "ContentIndexer", "assembly_callbacks", "content_indexer", "create_assembler"]
+
+
+_THINKING_EXTRAS = ("signature", "redacted")
 
 
 class Assembler:
@@ -106,6 +111,9 @@ class Assembler:
             if streamed and streamed != final:
                 block["draft"] = streamed
             block["text"] = final
+        for key in _THINKING_EXTRAS if block["type"] == ContentType.THINKING.value else ():
+            if isinstance(event.get(key), str):
+                block[key] = event[key]
 
     def _on_tool_start(self, event: dict) -> None:
         index = event["contentIndex"]

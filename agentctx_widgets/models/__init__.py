@@ -1,6 +1,12 @@
-"""Model connectors: anything with ``stream(messages, *, options=None)`` yielding normalised events."""
+"""Model connectors: anything with ``stream(messages, *, options=None)`` yielding normalised events.
 
+The SDK connectors import their SDK only when used (``pip install "agentctx-widgets[openai]"`` /
+``[anthropic]``), so this package stays importable without either.
+"""
+
+from .errors import CODES
+from .openai_chat import OpenAIChatModel, build_chat_request
 from .protocol import Model, ModelError
 from .scripted import ScriptedModel, ScriptedStream
 
-__all__ = ["Model", "ModelError", "ScriptedModel", "ScriptedStream"]
+__all__ = ["CODES", "Model", "ModelError", "OpenAIChatModel", "ScriptedModel", "ScriptedStream", "build_chat_request"]

@@ -13,7 +13,9 @@ class Model(Protocol):
     ``stream(messages, options=...)`` receives the Context messages the model should see (seed-001
     shapes: ``{"type": 2, "content": [blocks]}``) and returns a sync *or* async iterable of
     normalised response events (DESIGN.md "EventType": ``start``, ``text_delta`` with
-    ``contentIndex`` and ``delta``, …, ``done`` with ``usage``, or ``error``).
+    ``contentIndex`` and ``delta``, …, ``done`` with ``usage``, or ``error``). ``options["tools"]``,
+    when the runner was given tools, lists them as ``{"name", "description", "parameters"}``
+    (JSON Schema), the shape every connector converts to its provider's.
     """
 
     def stream(
@@ -22,22 +24,68 @@ class Model(Protocol):
 
 
 class ModelError(RuntimeError):
-    """A failed response: the model (or its connector) reported an ``error`` event or raised.
+    """A failed response: the provider answered with an error, the stream broke, or the connector raised.
 
-    ``code`` is a short machine-readable reason (``"RATE_LIMIT"``), ``retry`` the provider's
-    retry hint when it gave one (``{"message", "retry"}`` errors).
+    ``code`` is a short machine-readable reason the ``Error`` hook can branch on (``"RATE_LIMIT"``,
+    ``"OVERLOADED"``, ``"AUTHENTICATION"``; the table is :data:`agentctx_widgets.models.errors.CODES`),
+    ``status`` the HTTP status when there was one, ``retry`` the provider's retry hint in seconds
+    (``retry-after`` / ``retry-after-ms``) when it gave one, ``provider`` who said so.
     """
 
-    def __init__(self, message: str, *, code: str | None = None, retry: Any = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        status: int | None = None,
+        retry: Any = None,
+        provider: str | None = None,
+        request_id: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
-        self.code = code
+        self.code = code or "MODEL_ERROR"
+        self.status = status
         self.retry = retry
+        self.provider = provider
+        self.request_id = request_id
+
+    @property
+    def retryable(self) -> bool:
+        """Would the same request plausibly succeed later (rate limit, overload, server or network failure)?"""
+        from .errors import RETRYABLE
+
+        return self.code in RETRYABLE
+
+    def to_event_error(self) -> dict:
+        """The ``error`` field of a normalised ``error`` event (seed 001: a string or ``{message, retry}``)."""
+        error: dict[str, Any] = {"message": self.message, "code": self.code}
+        for key in ("status", "retry", "provider"):
+            value = getattr(self, key)
+            if value is not None:
+                error[key] = value
+        return error
 
     @classmethod
     def from_event_error(cls, error: Any) -> ModelError:
         """Build from an ``error`` event's ``error`` field (a string or ``{"message", ...}``)."""
         if isinstance(error, dict):
             message = str(error.get("message") or "model error")
-            return cls(message, code=error.get("code"), retry=error.get("retry"))
+            status = error.get("status")
+            return cls(
+                message,
+                code=error.get("code") if isinstance(error.get("code"), str) else None,
+                status=status if isinstance(status, int) and not isinstance(status, bool) else None,
+                retry=error.get("retry"),
+                provider=error.get("provider") if isinstance(error.get("provider"), str) else None,
+            )
         return cls(str(error) if error else "model error")
+
+    def __reduce__(self) -> Any:  # picklable with its fields (errors cross threads and processes)
+        return (_rebuild, (self.message, self.to_event_error()))
+
+
+def _rebuild(message: str, fields: dict) -> ModelError:
+    error = ModelError.from_event_error(fields)
+    error.message = message
+    return error

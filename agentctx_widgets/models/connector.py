@@ -1,0 +1,198 @@
+"""What the three SDK connectors share: options, the client, headers, errors, closing the stream.
+
+A provider module supplies a :class:`Provider`: a pure request builder (Context messages → the
+provider's request body), a pure translator class (provider stream chunks as dicts → normalised
+events), and how to open the stream with its SDK. :class:`SdkModel` does the rest, the same way for
+every provider:
+
+- ``options`` given to the constructor go into every request; ``stream(options=...)`` (what
+  ``run_turn(options=...)`` passes) is merged over them for one call; ``options["tools"]`` is the
+  runner's neutral tool list, converted by the builder.
+- The client is the one passed as ``client=`` (sync or async SDK client), else an async SDK client
+  built lazily from ``api_key`` / ``base_url`` — or, with neither, from the SDK's own environment
+  variables. SDK retries are off (``max_retries=0``) so every failure reaches the ``Error`` hook,
+  which decides (seed 000, Pattern 4).
+- The first event is ``start`` with ``model`` (what the provider says it ran), ``id`` and
+  ``rateLimits`` (``usage_headers`` of the response). Every failure is raised as ``ModelError``.
+- Closing the iterator (the runner does it on an interrupt or any failure) closes the HTTP stream,
+  so the provider stops generating and billing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..context import usage_headers
+from .errors import error_from_sdk
+from .protocol import ModelError
+
+
+def import_sdk(module: str, extra: str) -> Any:
+    """Import an optional SDK, or raise an ``ImportError`` that says which extra installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise ImportError(
+            f"the {module!r} package is needed for this model: pip install \"agentctx-widgets[{extra}]\""
+        ) from error
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One provider's pieces. ``open(client, request)`` returns the SDK's raw streaming response
+    (``with_raw_response.create(..., stream=True)``), awaited when the client is async."""
+
+    name: str
+    """As errors and ``start`` events name it: ``"openai"``, ``"anthropic"``."""
+    sdk: str
+    extra: str
+    key_env: str
+    base_url_env: str
+    client_class: str
+    """The async client's class name in the SDK (``"AsyncOpenAI"``)."""
+    build_request: Callable[..., dict]
+    translator: Callable[[], Any]
+    open: Callable[[Any, dict], Any]
+
+
+class SdkModel:
+    """A :class:`~agentctx_widgets.models.Model` on an official SDK; subclasses set ``provider``."""
+
+    provider: Provider
+    default_options: dict[str, Any] = {}
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        client: Any = None,
+        max_retries: int = 0,
+        timeout: float | None = None,
+        **options: Any,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError(f"{type(self).__name__}(model): expected a model id such as 'gpt-4.1-mini', got {model!r}")
+        if client is not None and (api_key is not None or base_url is not None):
+            raise ValueError(f"{type(self).__name__}: give client= or api_key=/base_url=, not both")
+        self.model = model
+        self.base_url = base_url
+        self.options = {**self.default_options, **options}
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self._api_key = api_key
+        self._client = client
+        if client is None:
+            import_sdk(self.provider.sdk, self.provider.extra)  # fail now, naming the extra, not at the first turn
+
+    def __repr__(self) -> str:
+        where = f", base_url={self.base_url!r}" if self.base_url else ""
+        return f"{type(self).__name__}({self.model!r}{where})"
+
+    @property
+    def model_id(self) -> str:
+        """The model id (for the view's context-window gauge)."""
+        return self.model
+
+    @property
+    def key_source(self) -> str:
+        """Where the API key came from, for a 401's message."""
+        if self._client is not None:
+            return "the client passed as client="
+        if self._api_key is not None:
+            return "api_key="
+        return f"the environment variable {self.provider.key_env}" + (
+            "" if os.environ.get(self.provider.key_env) else " (which is not set)")
+
+    @property
+    def client(self) -> Any:
+        """The SDK client (built on first use)."""
+        if self._client is None:
+            sdk = import_sdk(self.provider.sdk, self.provider.extra)
+            kwargs: dict[str, Any] = {"max_retries": self.max_retries}
+            if self._api_key is not None:
+                kwargs["api_key"] = self._api_key
+            elif not os.environ.get(self.provider.key_env):
+                kwargs["api_key"] = "missing"  # let the provider answer 401, naming the variable, not fail here
+            if self.base_url is not None:
+                kwargs["base_url"] = self.base_url
+            if self.timeout is not None:
+                kwargs["timeout"] = self.timeout
+            self._client = getattr(sdk, self.provider.client_class)(**kwargs)
+        return self._client
+
+    def request(self, messages: list[dict], options: dict | None = None) -> dict:
+        """The provider request body this model would send for ``messages`` (pure; no network)."""
+        merged = {**self.options, **(options or {})}
+        return self.provider.build_request(messages, model=self.model, options=merged)
+
+    def stream(self, messages: list[dict], *, options: dict | None = None) -> AsyncIterator[dict] | Iterator[dict]:
+        """Normalised events for one model call (async for an async client, sync for a sync one)."""
+        request = self.request(messages, options)
+        client = self.client
+        if _is_async(client):
+            return self._events_async(client, request)
+        return self._events_sync(client, request)
+
+    # -- the two drivers (one translator, same events) ------------------------------------------
+
+    async def _events_async(self, client: Any, request: dict) -> AsyncIterator[dict]:
+        translator = self.provider.translator()
+        stream = None
+        try:
+            raw = await self.provider.open(client, request)
+            stream = raw.parse()
+            yield self._start(raw)
+            async for chunk in stream:
+                for event in translator.feed(_as_dict(chunk)):
+                    yield event
+            for event in translator.finish():
+                yield event
+        except ModelError:
+            raise
+        except Exception as failure:  # noqa: BLE001 - every failure becomes a ModelError
+            raise error_from_sdk(failure, provider=self.provider.name, key_source=self.key_source) from failure
+        finally:
+            if stream is not None:
+                await stream.close()
+
+    def _events_sync(self, client: Any, request: dict) -> Iterator[dict]:
+        translator = self.provider.translator()
+        stream = None
+        try:
+            raw = self.provider.open(client, request)
+            stream = raw.parse()
+            yield self._start(raw)
+            for chunk in stream:
+                yield from translator.feed(_as_dict(chunk))
+            yield from translator.finish()
+        except ModelError:
+            raise
+        except Exception as failure:  # noqa: BLE001
+            raise error_from_sdk(failure, provider=self.provider.name, key_source=self.key_source) from failure
+        finally:
+            if stream is not None:
+                stream.close()
+
+    def _start(self, raw: Any) -> dict:
+        event: dict[str, Any] = {"type": "start", "model": self.model, "provider": self.provider.name}
+        limits = usage_headers(getattr(raw, "headers", None))
+        if limits:
+            event["rateLimits"] = limits
+        return event
+
+
+def _is_async(client: Any) -> bool:
+    return type(client).__name__.startswith("Async")
+
+
+def _as_dict(chunk: Any) -> dict:
+    """An SDK chunk as plain data, extra (undocumented) fields included (``reasoning_content``)."""
+    if isinstance(chunk, dict):
+        return chunk
+    return chunk.to_dict(mode="json")

@@ -1,0 +1,177 @@
+"""Provider failures → :class:`ModelError`, through one table of codes.
+
+Every connector reports its failures the same way, so an ``Error`` hook can branch on ``error.code``
+whatever the provider (seed 000's Pattern 4 checks ``error.code === "RATE_LIMIT"``). The SDKs of OpenAI
+and Anthropic share one exception shape (``status_code``, ``response.headers``, ``body``), read here by
+duck typing so this module imports neither.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from .protocol import ModelError
+
+CODES: dict[str, str] = {
+    "BAD_REQUEST": "the provider refused the request as malformed (HTTP 400)",
+    "AUTHENTICATION": "no valid API key (HTTP 401)",
+    "PERMISSION_DENIED": "the key may not use this model or endpoint (HTTP 403)",
+    "NOT_FOUND": "no such model or endpoint (HTTP 404)",
+    "CONFLICT": "HTTP 409",
+    "REQUEST_TOO_LARGE": "the request is larger than the provider accepts (HTTP 413)",
+    "CONTEXT_LENGTH": "the messages do not fit the model's context window",
+    "UNPROCESSABLE": "HTTP 422",
+    "RATE_LIMIT": "too many requests or tokens; see retry (HTTP 429)",
+    "QUOTA": "the account has no credit left",
+    "SERVER_ERROR": "the provider failed (HTTP 500 or an api_error event)",
+    "UNAVAILABLE": "the provider is down or a gateway failed (HTTP 502/503)",
+    "OVERLOADED": "the provider is overloaded (Anthropic HTTP 529 or an overloaded_error event)",
+    "TIMEOUT": "the request timed out",
+    "CONNECTION": "the connection failed or dropped before the response was complete",
+    "BAD_STREAM": "the event stream was not what the provider's API documents",
+    "INCOMPLETE": "the stream ended before the provider said the response was complete",
+    "REFUSED": "the response failed with status 'failed' or 'incomplete' (Responses API)",
+    "MODEL_ERROR": "any other model failure",
+}
+"""Every ``ModelError.code`` a connector raises, with what it means."""
+
+RETRYABLE = frozenset({"RATE_LIMIT", "SERVER_ERROR", "UNAVAILABLE", "OVERLOADED", "TIMEOUT", "CONNECTION", "INCOMPLETE"})
+
+STATUS_CODES: dict[int, str] = {
+    400: "BAD_REQUEST", 401: "AUTHENTICATION", 402: "QUOTA", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+    408: "TIMEOUT", 409: "CONFLICT", 413: "REQUEST_TOO_LARGE", 422: "UNPROCESSABLE", 429: "RATE_LIMIT",
+    500: "SERVER_ERROR", 502: "UNAVAILABLE", 503: "UNAVAILABLE", 504: "TIMEOUT", 529: "OVERLOADED",
+}
+
+PROVIDER_TYPES: dict[str, str] = {
+    # Anthropic error.type (docs "Errors"), also sent as an ``error`` event mid-stream
+    "invalid_request_error": "BAD_REQUEST",
+    "authentication_error": "AUTHENTICATION",
+    "permission_error": "PERMISSION_DENIED",
+    "not_found_error": "NOT_FOUND",
+    "request_too_large": "REQUEST_TOO_LARGE",
+    "rate_limit_error": "RATE_LIMIT",
+    "api_error": "SERVER_ERROR",
+    "overloaded_error": "OVERLOADED",
+    "timeout_error": "TIMEOUT",
+    # OpenAI error.code / error.type
+    "rate_limit_exceeded": "RATE_LIMIT",
+    "insufficient_quota": "QUOTA",
+    "context_length_exceeded": "CONTEXT_LENGTH",
+    "server_error": "SERVER_ERROR",
+    "invalid_api_key": "AUTHENTICATION",
+    "model_not_found": "NOT_FOUND",
+    "server_is_overloaded": "OVERLOADED",
+}
+"""Provider error types (from a body or a mid-stream error event) → our code."""
+
+
+def retry_after(headers: Any, now: float | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date), else None."""
+    get = getattr(headers, "get", None)
+    if not callable(get):
+        return None
+    milliseconds = _number(get("retry-after-ms"))
+    if milliseconds is not None:
+        return milliseconds / 1000
+    raw = get("retry-after")
+    seconds = _number(raw)
+    if seconds is not None:
+        return seconds
+    if isinstance(raw, str) and raw.strip():
+        try:
+            when = email.utils.parsedate_to_datetime(raw)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, when.timestamp() - (time.time() if now is None else now))
+    return None
+
+
+def _number(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) and number >= 0 else None
+
+
+def code_for(status: int | None = None, provider_type: Any = None) -> str:
+    """Our code for a provider error type (first) or an HTTP status."""
+    if isinstance(provider_type, str) and provider_type in PROVIDER_TYPES:
+        return PROVIDER_TYPES[provider_type]
+    if status is not None:
+        if status in STATUS_CODES:
+            return STATUS_CODES[status]
+        if status >= 500:
+            return "SERVER_ERROR"
+    return "MODEL_ERROR"
+
+
+def error_body(body: Any) -> tuple[str | None, Any]:
+    """(message, provider type) from an error body: OpenAI ``{"error": {"message", "type", "code"}}``,
+    Anthropic ``{"type": "error", "error": {"type", "message"}}``, or a bare ``{"message"}``."""
+    if not isinstance(body, Mapping):
+        return (body.strip() or None, None) if isinstance(body, str) else (None, None)
+    inner = body.get("error") if isinstance(body.get("error"), Mapping) else body
+    message = inner.get("message")
+    kind = inner.get("code") if inner.get("code") in PROVIDER_TYPES else inner.get("type")
+    return (message if isinstance(message, str) else None), kind
+
+
+def error_from_status(status: int, body: Any, headers: Any, *, provider: str, key_source: str | None = None,
+                      request_id: str | None = None) -> ModelError:
+    """A ``ModelError`` for an HTTP error response."""
+    message, kind = error_body(body)
+    code = code_for(status, kind)
+    text = f"{provider} answered HTTP {status}: {message or 'no error message'}"
+    if code == "AUTHENTICATION" and key_source:
+        text += f" (the API key came from {key_source})"
+    wait = retry_after(headers)
+    if wait is not None:
+        text += f"; retry after {wait:g} s"
+    return ModelError(text, code=code, status=status, retry=wait, provider=provider, request_id=request_id)
+
+
+def error_event(error: Any, *, provider: str) -> dict:
+    """A normalised ``error`` event for an error the provider sent inside the stream."""
+    message, kind = error_body(error if isinstance(error, Mapping) and "error" in error else {"error": error})
+    code = code_for(None, kind)
+    text = f"{provider} stream error: {message or kind or 'no error message'}"
+    return {"type": "error", "error": {"message": text, "code": code, "provider": provider}}
+
+
+def error_from_sdk(failure: BaseException, *, provider: str, key_source: str | None = None) -> ModelError:
+    """Any exception from an official SDK (or httpx beneath it) → ``ModelError``."""
+    if isinstance(failure, ModelError):
+        return failure
+    status = getattr(failure, "status_code", None)
+    response = getattr(failure, "response", None)
+    if isinstance(status, int):
+        headers = getattr(response, "headers", None)
+        request_id = getattr(failure, "request_id", None)
+        return error_from_status(status, getattr(failure, "body", None), headers, provider=provider,
+                                 key_source=key_source, request_id=request_id if isinstance(request_id, str) else None)
+    name = type(failure).__name__
+    body = getattr(failure, "body", None)
+    if body is not None and name == "APIError":  # an error the provider sent inside the event stream
+        message, kind = error_body(body)
+        return ModelError(f"{provider} stream error: {message or failure}", code=code_for(None, kind), provider=provider)
+    if "Timeout" in name:
+        return ModelError(f"{provider}: the request timed out ({failure})", code="TIMEOUT", provider=provider)
+    if "Connection" in name or isinstance(failure, (ConnectionError, OSError)) or _is_transport(failure):
+        cause = failure.__cause__ or failure.__context__
+        detail = f"{failure}" + (f" ({type(cause).__name__}: {cause})" if cause and str(cause) not in str(failure) else "")
+        return ModelError(f"{provider}: the connection failed: {detail}", code="CONNECTION", provider=provider)
+    if "Validation" in name or isinstance(failure, (ValueError, KeyError)):
+        return ModelError(f"{provider}: the stream was malformed: {name}: {failure}", code="BAD_STREAM", provider=provider)
+    return ModelError(f"{provider}: {name}: {failure}", code="MODEL_ERROR", provider=provider)
+
+
+def _is_transport(failure: BaseException) -> bool:
+    """httpx's transport errors (RemoteProtocolError, ReadError, …) without importing httpx."""
+    module = type(failure).__module__ or ""
+    return module.split(".")[0] in ("httpx", "httpx2", "httpcore", "h11", "anyio")

@@ -1,0 +1,237 @@
+"""OpenAI Chat Completions — and every server that speaks it (Ollama, vLLM, llama.cpp, LM Studio,
+Gemini's OpenAI endpoint) through ``base_url``.
+
+Two pure halves and a thin class:
+
+- :func:`build_chat_request` — Context messages → the ``POST /chat/completions`` body, as the API
+  reference documents it: system/user/assistant/tool roles, image and file input parts, assistant
+  ``tool_calls`` with JSON-string arguments, one ``tool`` message per tool result, streaming with
+  ``stream_options.include_usage`` so the last chunk carries the usage.
+- :class:`ChatTranslator` — ``chat.completion.chunk`` dicts → normalised events. ``reasoning_content``
+  (DeepSeek, vLLM, llama.cpp) or ``reasoning`` (Ollama, OpenRouter) deltas become a thinking block;
+  ``content`` a text block; ``refusal`` a text block of its own (the refusal is what the model said);
+  ``tool_calls`` deltas, keyed by their ``index`` and split across any number of chunks, become
+  ``tool_call_*`` events. ``done`` carries the usage chunk and ``stopReason`` (``finish_reason``).
+- :class:`OpenAIChatModel` — the SDK connector (see :mod:`.connector`).
+
+Thinking blocks are not sent back: Chat Completions has no input field for them (DeepSeek documents
+that ``reasoning_content`` must not be sent back).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ..context import MessageType, content_indexer
+from .connector import Provider, SdkModel
+from .convert import (RequestError, blocks, data_url, image_source, is_image, is_native_tool, joined_text,
+                      media_type, numbered, only_text, split_options, tool_result_text, tool_schema)
+from .errors import error_event
+
+_AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
+_ROLE = {MessageType.SYSTEM: "system", MessageType.USER: "user"}
+
+
+def build_chat_request(messages: list[dict], *, model: str, options: dict | None = None) -> dict:
+    """The Chat Completions request body for ``messages`` (pure)."""
+    tools, rest = split_options(options, "build_chat_request")
+    body: dict[str, Any] = {"model": model, "messages": [m for i, msg in numbered(messages) for m in _messages(i, msg)],
+                            "stream": True}
+    stream_options = rest.pop("stream_options", None) or {}
+    body["stream_options"] = {"include_usage": True, **stream_options}
+    if tools:
+        body["tools"] = [_tool(tool) for tool in tools]
+    body.update(rest)
+    return body
+
+
+def _messages(index: int, message: dict) -> list[dict]:
+    kind = message["type"]
+    at = f"messages[{index}]"
+    if kind == MessageType.TOOL_RESULT:
+        call_id = message.get("callId")
+        if not isinstance(call_id, str) or not call_id:
+            raise RequestError(f"{at}.callId: a tool result needs the id of the call it answers")
+        return [{"role": "tool", "tool_call_id": call_id, "content": tool_result_text(message)}]
+    if kind == MessageType.ASSISTANT:
+        out: dict[str, Any] = {"role": "assistant", "content": joined_text(message) or None}
+        calls = [_call(block) for block in blocks(message, "toolCall")]
+        if calls:
+            out["tool_calls"] = calls
+        if out["content"] is None and not calls:
+            out["content"] = ""
+        return [out]
+    role = _ROLE[kind]
+    if only_text(message):
+        return [{"role": role, "content": joined_text(message)}]
+    if kind == MessageType.SYSTEM:
+        raise RequestError(f"{at}.content: a system message can hold only text blocks")
+    return [{"role": role, "content": [_part(block, f"{at}.content[{n}]") for n, block in enumerate(message["content"])]}]
+
+
+def _part(block: dict, at: str) -> dict:
+    kind = block.get("type")
+    if kind == "text":
+        return {"type": "text", "text": str(block.get("text", ""))}
+    if is_image(block):
+        _, url = image_source(block, at)
+        image: dict[str, Any] = {"url": url}
+        if isinstance(block.get("detail"), str):
+            image["detail"] = block["detail"]
+        return {"type": "image_url", "image_url": image}
+    if kind == "binary":
+        mime = media_type(block)
+        encoded = data_url(block)
+        if encoded is None:
+            raise RequestError(f"{at}.content: a binary block needs base64 'content'")
+        if mime in _AUDIO_FORMATS:
+            return {"type": "input_audio", "input_audio": {"data": block["content"], "format": _AUDIO_FORMATS[mime]}}
+        return {"type": "file", "file": {"filename": str(block.get("filename") or "file"), "file_data": encoded}}
+    if kind in ("thinking", "toolCall"):
+        raise RequestError(f"{at}: a {kind} block belongs in an assistant message")
+    raise RequestError(f"{at}.type: Chat Completions has no input part for a {kind!r} block")
+
+
+def _call(block: dict) -> dict:
+    arguments = block.get("arguments", {})
+    raw = arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode()
+    return {"id": str(block.get("callId", "")), "type": "function",
+            "function": {"name": str(block.get("name", "")), "arguments": raw}}
+
+
+def _tool(tool: dict) -> dict:
+    if is_native_tool(tool):
+        return tool
+    function: dict[str, Any] = {"name": tool["name"], "parameters": tool_schema(tool)}
+    if tool.get("description"):
+        function["description"] = tool["description"]
+    return {"type": "function", "function": function}
+
+
+class ChatTranslator:
+    """``chat.completion.chunk`` dicts → normalised events (pure; one instance per response)."""
+
+    def __init__(self) -> None:
+        self._indexes = content_indexer()
+        self._open: dict[Any, str] = {}  # key -> block kind, in first-appearance order
+        self._calls: dict[Any, dict] = {}  # tool-call key -> {"id", "name", "buffer", "started"}
+        self._usage: Any = None
+        self._finish: str | None = None
+        self._ended = False
+
+    def feed(self, chunk: dict) -> list[dict]:
+        if self._ended:
+            return []
+        if isinstance(chunk.get("error"), dict):  # an OpenAI-compatible server's error inside the stream
+            self._ended = True
+            return [error_event(chunk, provider="openai")]
+        events: list[dict] = []
+        if chunk.get("usage"):
+            self._usage = chunk["usage"]
+        for choice in chunk.get("choices") or []:
+            if choice.get("index", 0) != 0:
+                continue  # n > 1: only the first choice is assembled
+            delta = choice.get("delta") or {}
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if isinstance(reasoning, str) and reasoning:
+                events += self._text("thinking", "thinking", reasoning)
+            if isinstance(delta.get("content"), str) and delta["content"]:
+                events += self._text("text", "text", delta["content"])
+            if isinstance(delta.get("refusal"), str) and delta["refusal"]:
+                events += self._text("refusal", "text", delta["refusal"])
+            for position, call in enumerate(delta.get("tool_calls") or []):
+                events += self._tool_call(position, call)
+            if choice.get("finish_reason"):
+                self._finish = choice["finish_reason"]
+        return events
+
+    def finish(self) -> list[dict]:
+        """End of the stream: close the open blocks, then ``done`` (or ``error`` when it was cut short)."""
+        if self._ended:
+            return []
+        self._ended = True
+        events = self._close()
+        if self._finish is None:
+            events.append({"type": "error", "error": {
+                "message": "openai: the stream ended without a finish_reason (the response is incomplete)",
+                "code": "INCOMPLETE", "provider": "openai"}})
+            return events
+        done: dict[str, Any] = {"type": "done", "stopReason": self._finish}
+        if self._usage is not None:
+            done["usage"] = self._usage
+        events.append(done)
+        return events
+
+    # -- blocks ---------------------------------------------------------------------------------
+    def _text(self, key: str, kind: str, delta: str) -> list[dict]:
+        index = self._indexes.of(key)
+        events = []
+        if key not in self._open:
+            self._open[key] = kind
+            events.append({"type": f"{kind}_start", "contentIndex": index})
+        events.append({"type": f"{kind}_delta", "contentIndex": index, "delta": delta})
+        return events
+
+    def _tool_call(self, position: int, call: dict) -> list[dict]:
+        key = ("tool", call["index"] if isinstance(call.get("index"), int) else call.get("id") or position)
+        state = self._calls.setdefault(key, {"id": None, "name": "", "buffer": "", "started": False})
+        function = call.get("function") or {}
+        if call.get("id") and not state["id"]:
+            state["id"] = call["id"]
+        if isinstance(function.get("name"), str) and function["name"] and not state["started"]:
+            state["name"] = function["name"]
+        arguments = function.get("arguments")
+        events: list[dict] = []
+        if not state["started"] and state["name"]:
+            state["started"] = True
+            index = self._indexes.of(key)
+            self._open[key] = "tool_call"
+            call_id = state["id"] or f"call_{index}"
+            state["id"] = call_id
+            events.append({"type": "tool_call_start", "contentIndex": index, "callId": call_id, "name": state["name"]})
+            if state["buffer"]:
+                events.append({"type": "tool_call_delta", "contentIndex": index, "delta": state["buffer"]})
+        if isinstance(arguments, str) and arguments:
+            if state["started"]:
+                events.append({"type": "tool_call_delta", "contentIndex": self._indexes.of(key), "delta": arguments})
+            else:
+                state["buffer"] += arguments
+        return events
+
+    def _close(self) -> list[dict]:
+        events = []
+        for key, kind in self._open.items():
+            events.append({"type": f"{kind}_end", "contentIndex": self._indexes.of(key)})
+        self._open.clear()
+        return events
+
+
+def _open(client: Any, request: dict) -> Any:
+    return client.chat.completions.with_raw_response.create(**request)
+
+
+CHAT = Provider(
+    name="openai",
+    sdk="openai",
+    extra="openai",
+    key_env="OPENAI_API_KEY",
+    base_url_env="OPENAI_BASE_URL",
+    client_class="AsyncOpenAI",
+    build_request=build_chat_request,
+    translator=ChatTranslator,
+    open=_open,
+)
+
+
+class OpenAIChatModel(SdkModel):
+    """OpenAI Chat Completions streaming, or any OpenAI-compatible server through ``base_url``.
+
+    ``OpenAIChatModel("gpt-4.1-mini")`` reads ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``;
+    ``OpenAIChatModel("llama3.2", base_url="http://localhost:11434/v1", api_key="ollama")`` talks to
+    Ollama. ``options`` (``temperature=0``, ``max_completion_tokens=…``, ``reasoning_effort=…``) go into
+    every request.
+    """
+
+    provider = CHAT
