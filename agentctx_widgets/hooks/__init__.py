@@ -4,7 +4,7 @@ See DESIGN.md "The hook lifecycle" and docs/internals.md "agentctx_widgets.hooks
 """
 
 from .base import HOOK_NAMES, Hooks
-from .context import HookContext
+from .hook_context import HookContext
 from .errors import (
     HookError,
     HookLoadError,
@@ -13,10 +13,11 @@ from .errors import (
     HookStackOverflowError,
     HookThrewError,
     HookTimeoutError,
+    error_dict,
 )
 from .js_hooks import JsHooks, hooks_from_js
 from .python_hooks import PythonHooks, hooks_from_python
-from .runner import TurnResult, error_dict, run_turn, run_turn_async
+from .runner import TurnResult, TurnView, run_turn, run_turn_async
 from .usage_log import context_usage, reset_session_usage, session_usage
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "JsHooks",
     "PythonHooks",
     "TurnResult",
+    "TurnView",
     "context_usage",
     "error_dict",
     "hooks_from_js",

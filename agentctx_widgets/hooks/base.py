@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from .context import HookContext
+from .hook_context import HookContext
 
 HOOK_NAMES = ("Create", "Before", "After", "Done", "Error")
 

@@ -73,3 +73,25 @@ class HookReturnError(HookError):
     """A hook returned something other than nothing or the documented object for its name."""
 
     default_code = "HOOK_RETURN"
+
+
+def error_dict(failure: BaseException) -> dict:
+    """The ``error`` argument of the Error hook (and ``TurnResult.error``) for any exception.
+
+    ``{message, code, name, hook, line?}``; a :class:`~agentctx_widgets.models.ModelError` adds its
+    ``status``, ``retry`` (seconds) and ``provider`` when it has them.
+    """
+    from ..models import ModelError
+
+    if isinstance(failure, HookError):
+        return failure.to_dict()
+    if isinstance(failure, ModelError):
+        error: dict[str, Any] = {"message": failure.message, "code": failure.code, "name": "ModelError", "hook": None}
+        for key in ("status", "retry", "provider"):
+            value = getattr(failure, key)
+            if value is not None:
+                error[key] = value
+        return error
+    code = getattr(failure, "code", None)
+    return {"message": f"{type(failure).__name__}: {failure}", "code": code if isinstance(code, str) else "TURN_ERROR",
+            "name": type(failure).__name__, "hook": None}

@@ -52,12 +52,17 @@ class Budget:
         self._js_since = 0.0
         self._wall_deadline = 0.0
         self._in_host = 0
+        self._interrupted = False
+
+    def interrupt(self) -> None:
+        """(Any thread.) Stop the running call at its next JavaScript instruction."""
+        self._interrupted = True
 
     def arm(self, js_seconds: float, wall_seconds: float) -> None:
         now = time.monotonic()
         self._js_left, self._js_since = js_seconds, now
         self._wall_deadline = now + wall_seconds
-        self._in_host, self.tripped, self.armed = 0, None, True
+        self._in_host, self.tripped, self.armed, self._interrupted = 0, None, True, False
 
     def disarm(self) -> None:
         self.armed = False
@@ -80,7 +85,9 @@ class Budget:
         if not self.armed or self._in_host:
             return False
         now = time.monotonic()
-        if now > self._wall_deadline:
+        if self._interrupted:
+            self.tripped = "interrupt"
+        elif now > self._wall_deadline:
             self.tripped = "wall"
         elif self._js_left - (now - self._js_since) < 0:
             self.tripped = "time"

@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 import quickjs
 
-from .context import HookContext
+from .hook_context import HookContext
 from .errors import (
     HookError,
     HookLoadError,
@@ -79,6 +79,7 @@ class JsHooks:
         self._engine = JsEngine(memory_limit=memory_limit, stack_limit=stack_limit)
         self._lock = threading.Lock()
         self._console: list[dict] = []
+        self._wake = threading.Event()  # set by interrupt(): ends a time.Sleep at once
         self._current: tuple[str, HookContext] | None = None
         self.names: frozenset[str] = frozenset()
         self.lines: dict[str, int] = {}  # hook name -> line of its definition
@@ -103,6 +104,12 @@ class JsHooks:
     def take_console(self) -> list[dict]:
         lines, self._console = self._console, []
         return lines
+
+    def interrupt(self) -> None:
+        """(Any thread; the runner calls it on Ctrl-C.) Stop the running hook: a ``time.Sleep`` returns at
+        once and the script stops at its next instruction with a :class:`HookTimeoutError`."""
+        self._engine.budget.interrupt()
+        self._wake.set()
 
     def close(self) -> None:
         """Stop the engine thread. The hooks cannot be called afterwards."""
@@ -144,6 +151,7 @@ class JsHooks:
             raise KeyError(f"the JavaScript source defines no {name} hook (it defines {sorted(self.names)})")
         payload = orjson.dumps([ctx.to_json(), *args], default=_json_default).decode()
         self._current = (name, ctx)
+        self._wake.clear()
         self._engine.budget.arm(self.time_limit, self.wall_limit)
         try:
             envelope = self._engine.call_fn(name, payload)
@@ -217,7 +225,11 @@ class JsHooks:
             raise ValueError(f"expected a number of milliseconds ≥ 0, got {ms!r}")
         # Sleep at most until the wall-clock limit; the interrupt handler then stops the hook at
         # its next JavaScript instruction (an uncatchable HookTimeoutError, not a JS exception).
-        self._sleep(min(ms / 1000, max(self._engine.budget.wall_left(), 0.0)))
+        seconds = min(ms / 1000, max(self._engine.budget.wall_left(), 0.0))
+        if self._sleep is time.sleep:
+            self._wake.wait(seconds)  # an interrupt ends the sleep at once
+        else:
+            self._sleep(seconds)
 
     def _record_console(self, hook: str | None, level: str, text: str) -> None:
         line = {"level": level, "hook": hook, "text": text}
@@ -235,6 +247,8 @@ class JsHooks:
                 f"ran longer than its {self.time_limit} s time limit (JavaScript time; an endless loop?)",
                 hook=hook, line=line, stack=text,
             )
+        if tripped == "interrupt":
+            return HookTimeoutError("was interrupted (the turn was stopped)", hook=hook, line=line, stack=text)
         if tripped == "wall":
             return HookTimeoutError(
                 f"ran longer than its {self.wall_limit} s wall-clock limit", hook=hook, line=line, stack=text

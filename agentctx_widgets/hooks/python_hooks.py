@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import inspect
 import traceback
 from collections.abc import Callable
 from typing import Any
 
 from .base import HOOK_NAMES
-from .context import HookContext
+from .caller import call_user_code
+from .hook_context import HookContext
 from .errors import HookError, HookLoadError, HookThrewError
 from .returns import check_result
 
@@ -24,9 +24,7 @@ class PythonHooks:
     async def call(self, name: str, ctx: HookContext, *args: Any) -> dict | None:
         function = self.functions[name]
         try:
-            result = function(ctx, *args)
-            if inspect.isawaitable(result):
-                result = await result
+            result = await call_user_code(function, ctx, *args)  # on the calling thread: Ctrl-C reaches it
         except HookError:
             raise
         except Exception as error:  # noqa: BLE001 - every hook failure goes to the Error hook

@@ -1,4 +1,4 @@
-"""One turn of the hook lifecycle (DESIGN.md "The hook lifecycle", steps 1–8).
+"""One turn of the hook lifecycle (DESIGN.md "The hook lifecycle", steps 1–8), with tool rounds.
 
 1. the user input is appended to the context;
 2. ``Create(ctx, messages)`` may return ``{"messages"}`` to replace what the model sees;
@@ -7,42 +7,67 @@
 4. ``Before(ctx, messages, response)`` may return ``{"response"}`` to change it;
 5. the response message is committed (``context.append``) and sent to the client as ``thinking`` /
    ``text`` / ``tool_call`` output messages; then ``view.set_pending(None)``;
-6. ``After`` (may change the response the result reports), 7. ``Done``;
+6. ``After`` (may change the response the result reports);
+   with ``tools=`` and a response that calls them: each call runs (one type-4 tool result per call,
+   appended to the context as it completes) and the model is called again — steps 3–6 once per
+   model response — until it answers without tool calls (at most ``max_tool_rounds`` rounds);
+7. ``Done`` once, with the final response;
 8. any exception in 2–7 calls ``Error(ctx, messages, error)`` with ``error = {"message", "code",
-   "name", "hook", "line"}``. ``{"retry": true}`` reruns from step 2 (at most ``max_retries``
-   reruns; a response committed by the failed attempt is removed first, or, if it merged into
-   the last message, that message is put back as it was); ``{"error": X}`` surfaces
-   X as an ``error`` output message. With no Error hook, or one that returns nothing, the original
-   error is surfaced. ``TurnResult.error`` holds the surfaced error; a failure before step 5 leaves
-   no response in the context.
+   "name", "hook", "line"?, "status"?, "retry"?}``. ``{"retry": true}`` reruns from step 2 (at most
+   ``max_retries`` reruns; the context is first put back to just after step 1); ``{"error": X}``
+   surfaces X as an ``error`` output message. With no Error hook, or one that returns nothing, the
+   original error is surfaced. A failure before the final response is committed leaves the context
+   as it was after step 1 (tool rounds included are taken back); a failure in ``After``/``Done`` of
+   the final response leaves it committed (it was already sent).
+
+An interrupt (``KeyboardInterrupt`` in the calling thread, i.e. the kernel's stop button) cancels the
+turn wherever it is: the model stream is closed, the context is put back to just after step 1, the
+view keeps the partial response marked as interrupted, and ``KeyboardInterrupt`` reaches the caller.
+Python hooks and tools run on the calling thread (see :mod:`.caller`).
 
 Hooks see ``messages`` as OpenAI-like ``{role, content}`` dicts and ``response`` as an OpenAI-like
-dict (see :mod:`.view`). The output is flushed after every hook returns (seed 000: messages a hook
-did not flush reach the client when it returns).
+dict (see :mod:`.openai_shapes`). The output is flushed after every hook returns (seed 000: messages a
+hook did not flush reach the client when it returns).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import inspect
 import threading
 import time
 import uuid
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-import orjson
-
-from ..context import create_assembler, finalize_usage, user_message
-from ..models import ModelError
+from ..context import Context, create_assembler, finalize_usage, usage_add, user_message
+from ..models import Model, ModelError
+from ..models.tools import Tool, as_tools, result_message
 from ..output import Output, adapter_for
 from .base import Hooks
-from .context import CTX_FIELDS, HookContext
-from .errors import HookError
+from .caller import call_user_code, run_on_worker
+from .checkpoint import ContextCheckpoint
+from .errors import error_dict
+from .hook_context import CTX_FIELDS, HookContext
+from .openai_shapes import from_view, message_from_response, response_of, to_view, tool_call_of
 from .python_hooks import hooks_from_python
 from .usage_log import record_usage
-from .view import from_view, message_from_response, response_of, to_view, tool_call_of
+
+INTERRUPTED = {"message": "interrupted: the turn was stopped before it finished; nothing was committed",
+               "code": "INTERRUPTED", "name": "KeyboardInterrupt", "hook": None}
+"""``TurnResult.error`` of an interrupted turn, and the mark on the partial response the view keeps."""
+
+
+class TurnView(Protocol):
+    """What the runner needs of a view (``ContextView`` has it): an Output sink and a pending message."""
+
+    def write(self, messages: list[dict]) -> None: ...
+
+    def set_pending(self, message: dict | None) -> None: ...
 
 
 @dataclass
@@ -52,7 +77,7 @@ class TurnResult:
     response: dict | None = None
     """The final OpenAI-like response (after Before/After), or ``None`` if the turn failed early."""
     usage: dict | None = None
-    """``finalize_usage(reported, model_messages, message)`` of the last model response."""
+    """The turn's usage: ``finalize_usage`` of each model response, added up over every model call."""
     output: list[dict] = field(default_factory=list)
     """Every output message flushed during the turn, in order."""
     chunks: list[dict] = field(default_factory=list)
@@ -60,68 +85,40 @@ class TurnResult:
     console: list[dict] = field(default_factory=list)
     """JavaScript console lines: ``{"level", "hook", "text"}``."""
     hooks_called: list[str] = field(default_factory=list)
-    """Hook names in call order (retries repeat them)."""
+    """Hook names in call order (retries and tool rounds repeat them)."""
     timings: dict[str, float] = field(default_factory=dict)
-    """Seconds per step (``create``, ``model``, ``before``, ``commit``, ``after``, ``done``,
-    ``error``; summed over retries) and ``total``."""
+    """Seconds per step (``create``, ``model``, ``before``, ``commit``, ``after``, ``tools``, ``done``,
+    ``error``; summed over retries and rounds) and ``total``."""
     error: dict | None = None
     """The surfaced error (``{"message", "code", "name", "hook", …}``), or ``None``."""
     retries: int = 0
     """How many times ``Error`` asked for, and got, a rerun."""
     model_messages: list[dict] = field(default_factory=list)
-    """The Context messages the model received on the last attempt."""
+    """The Context messages the model received in its last call."""
+    calls: list[dict] = field(default_factory=list)
+    """One entry per model call: ``{"usage", "stopReason"?, "model"?, "provider"?, "rateLimits"?}``."""
+    tool_results: list[dict] = field(default_factory=list)
+    """The tool-result messages (type 4) the runner's tools produced, in order."""
 
     @property
     def ok(self) -> bool:
         return self.error is None
 
-
-def run_turn(
-    context: Any,
-    user_input: Any,
-    *,
-    hooks: Any = None,
-    model: Any = None,
-    view: Any = None,
-    accept: str = "cui-web",
-    streaming: bool = True,
-    max_retries: int = 3,
-    output: Output | None = None,
-    hook_ctx: HookContext | None = None,
-    options: dict | None = None,
-    **ctx_fields: Any,
-) -> TurnResult:
-    """Run one turn and wait for it. Works inside a running event loop (a Jupyter cell): the turn
-    then runs on a worker thread with its own loop, and flushes still reach the view live."""
-    kwargs = dict(hooks=hooks, model=model, view=view, accept=accept, streaming=streaming,
-                  max_retries=max_retries, output=output, hook_ctx=hook_ctx, options=options, **ctx_fields)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(run_turn_async(context, user_input, **kwargs))
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["result"] = asyncio.run(run_turn_async(context, user_input, **kwargs))
-        except BaseException as error:  # noqa: BLE001 - re-raised in the caller's thread
-            box["error"] = error
-
-    worker = threading.Thread(target=work, name="agentctx-run-turn", daemon=True)
-    worker.start()
-    worker.join()
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
+    @property
+    def rate_limits(self) -> dict:
+        """The rate-limit headers of the last model call that sent any (``usage_headers``)."""
+        return next((call["rateLimits"] for call in reversed(self.calls) if call.get("rateLimits")), {})
 
 
 async def run_turn_async(
-    context: Any,
+    context: Context,
     user_input: Any,
     *,
-    hooks: Any = None,
-    model: Any = None,
-    view: Any = None,
+    model: Model | None = None,
+    hooks: Hooks | str | Any = None,
+    view: TurnView | None = None,
+    tools: Iterable[Any] | None = None,
+    max_tool_rounds: int = 8,
     accept: str = "cui-web",
     streaming: bool = True,
     max_retries: int = 3,
@@ -130,16 +127,27 @@ async def run_turn_async(
     options: dict | None = None,
     **ctx_fields: Any,
 ) -> TurnResult:
-    """Run one turn (see the module docstring); ``await`` it from async code."""
-    if model is None or not callable(getattr(model, "stream", None)):
-        raise TypeError(f"run_turn(model=…): expected a model with stream(messages), got {model!r}")
-    unknown = set(ctx_fields) - set(CTX_FIELDS)
-    if unknown:
-        raise TypeError(f"run_turn: unknown keyword(s) {sorted(unknown)}; ctx fields are {list(CTX_FIELDS)}")
-    if not isinstance(max_retries, int) or max_retries < 0:
-        raise ValueError(f"run_turn(max_retries=…): expected an int ≥ 0, got {max_retries!r}")
-    turn = _Turn(context, _as_hooks(hooks), model, view, accept, streaming, max_retries, options)
-    return await turn.run(user_input, output, hook_ctx, ctx_fields)
+    """Run one turn (see the module docstring) and return what it did.
+
+    ``model`` streams the response; ``hooks`` are loaded hooks, JavaScript source, or Python hook
+    functions (anything ``hooks_from_python`` takes); ``view`` (a ``ContextView``) shows it live;
+    ``tools`` are Python callables the model may call; ``accept`` is the client kind (``cui-web``,
+    ``standard``); ``options`` go to the model for this turn; ``ctx_fields`` set ``ctx`` fields
+    (``chat_id``, ``locale``, …). ``run_turn`` takes the same arguments and waits for the turn (it
+    works inside a running event loop, such as a notebook cell's, and takes Ctrl-C).
+    """
+    return await _Turn(**locals()).run()
+
+
+@functools.wraps(run_turn_async)
+def run_turn(*args: Any, **kwargs: Any) -> TurnResult:  # the signature and docstring are run_turn_async's
+    bound = inspect.signature(run_turn_async).bind(*args, **kwargs)
+    bound.apply_defaults()
+    turn = _Turn(**bound.arguments)
+    return run_on_worker(turn.run, turn.interrupt)
+
+
+run_turn.__doc__ = (run_turn_async.__doc__ or "").replace("Run one turn", "Run one turn and wait for it", 1)
 
 
 def _as_hooks(hooks: Any) -> Hooks | None:
@@ -162,45 +170,66 @@ class _Recorder:
         self.messages.extend(messages)
 
 
-class _Retry(Exception):
-    pass
-
-
 class _Turn:
-    def __init__(self, context: Any, hooks: Hooks | None, model: Any, view: Any, accept: str,
-                 streaming: bool, max_retries: int, options: dict | None) -> None:
+    def __init__(self, context: Any, user_input: Any, *, model: Any, hooks: Any, view: Any, tools: Any,
+                 max_tool_rounds: int, accept: str, streaming: bool, max_retries: int, output: Output | None,
+                 hook_ctx: HookContext | None, options: dict | None, ctx_fields: dict) -> None:
+        if model is None or not callable(getattr(model, "stream", None)):
+            raise TypeError(f"run_turn(model=…): expected a model with stream(messages), got {model!r}")
+        unknown = set(ctx_fields) - set(CTX_FIELDS)
+        if unknown:
+            raise TypeError(f"run_turn: unknown keyword(s) {sorted(unknown)}; ctx fields are {list(CTX_FIELDS)}")
+        for name, value in (("max_retries", max_retries), ("max_tool_rounds", max_tool_rounds)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"run_turn({name}=…): expected an int ≥ 0, got {value!r}")
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"run_turn(options=…): expected a dict, got {type(options).__name__}")
         self.context = context
-        self.hooks = hooks
+        self.user_input = user_input
+        self.hooks = _as_hooks(hooks)
         self.model = model
         self.view = view
+        self.tools: dict[str, Tool] = {tool.name: tool for tool in as_tools(tools)}
+        self.max_tool_rounds = max_tool_rounds
         self.accept = accept
         self.streaming = streaming
         self.max_retries = max_retries
         self.options = options
+        self.caller_output = output
+        self.hook_ctx = hook_ctx
+        self.ctx_fields = ctx_fields
         self.result = TurnResult()
         self.ctx: HookContext
         self.output: Output
         self.messages: list[dict] = []  # what hooks see as ``messages`` (Create may replace it)
+        self.checkpoint: ContextCheckpoint | None = None
+        self.final_committed = False
+        self.stop_requested = threading.Event()
+        self._live: dict | None = None  # the response being streamed, for an interrupt's view
 
     # -- the turn ------------------------------------------------------------------------------
 
-    async def run(self, user_input: Any, output: Output | None, hook_ctx: HookContext | None,
-                  ctx_fields: dict) -> TurnResult:
+    async def run(self) -> TurnResult:
         started = time.monotonic()
-        if user_input is not None:
-            self.context.append(_as_user_message(user_input))  # step 1
-        self.output = output if output is not None else Output(accept=self.accept)
+        if self.user_input is not None:
+            self.context.append(_as_user_message(self.user_input))  # step 1
+        self.checkpoint = ContextCheckpoint(self.context)
+        self.output = self.caller_output if self.caller_output is not None else Output(accept=self.accept)
         adapter = adapter_for(self.accept)
         recorder = _Recorder()
         added = [sink for sink in (self.view, adapter, recorder)
                  if sink is not None and sink not in self.output.sinks]
         for sink in added:
             self.output.add_sink(sink)
-        base = hook_ctx if hook_ctx is not None else HookContext(chat_id=getattr(self.context, "id", None))
-        fields = {"accept": self.accept, **ctx_fields}
+        base = self.hook_ctx if self.hook_ctx is not None else HookContext(chat_id=getattr(self.context, "id", None))
+        fields = {"accept": self.accept, **self.ctx_fields}
         self.ctx = HookContext(**{**base.to_json(), **fields}).with_output(self.output)
         try:
-            await self._attempts()
+            try:
+                await self._attempts()
+            except asyncio.CancelledError:
+                self._on_interrupt()
+                raise
             if self.result.error is None and hasattr(adapter, "finish") and not getattr(adapter, "ended", False):
                 adapter.finish()
         finally:
@@ -214,19 +243,40 @@ class _Turn:
                 except Exception as failure:  # noqa: BLE001 - the turn's result must still reach the caller
                     warnings.warn(f"run_turn: the view could not store its settled state: {failure!r}",
                                   RuntimeWarning, stacklevel=2)
-        self.result.output = recorder.messages
-        self.result.chunks = list(adapter.chunks)
-        self.result.timings["total"] = time.monotonic() - started
+            self.result.output = recorder.messages
+            self.result.chunks = list(adapter.chunks)
+            self.result.timings["total"] = time.monotonic() - started
         return self.result
+
+    def interrupt(self) -> None:
+        """(Calling thread, on Ctrl-C.) Wake whatever the turn may be blocked in; the task is then cancelled."""
+        self.stop_requested.set()
+        wake = getattr(self.hooks, "interrupt", None)
+        if callable(wake):
+            wake()
+
+    def _on_interrupt(self) -> None:
+        self.checkpoint.restore(self.context)
+        self.result.error = dict(INTERRUPTED)
+        self.result.response = None
+        if self.view is not None:
+            partial = None
+            if self._live is not None:
+                partial = {**_copy(self._live), "error": {"message": "interrupted"}}
+            try:
+                self._set_pending(partial)
+            except Exception:  # noqa: BLE001 - the interrupt must still reach the caller
+                pass
 
     async def _attempts(self) -> None:
         while True:
-            committed_at: list[_Undo] = []
+            self.final_committed = False
             self.messages = to_view(self._context_messages())
             try:
-                await self._attempt(committed_at)
+                await self._attempt()
                 return
             except Exception as failure:  # noqa: BLE001 - step 8: every failure goes to Error
+                self._live = None
                 if self.view is not None:
                     try:
                         self._set_pending(None)
@@ -237,29 +287,50 @@ class _Turn:
                 decision = await self._on_error(self.messages, error)
                 if decision == "retry":
                     if self.result.retries < self.max_retries:
-                        if committed_at:
-                            committed_at[0].undo(self.context)
+                        self.checkpoint.restore(self.context)
                         self.result.retries += 1
                         continue
                     error = {**error, "message": f"{error['message']} (gave up after {self.max_retries} retries)"}
                     decision = error
-                if not committed_at:
-                    self.result.response = None  # nothing was committed: no response to report
+                if not self.final_committed:
+                    self.checkpoint.restore(self.context)  # no half turn: tool rounds go too
+                    self.result.response = None
                 self._surface(decision if isinstance(decision, dict) else error)
                 return
 
-    async def _attempt(self, committed_at: list[_Undo]) -> None:
+    async def _attempt(self) -> None:
         messages = self.messages
         model_messages = self._context_messages()
         created = await self._hook("Create", "create", messages)  # step 2
         if created and created.get("messages") is not None:
             messages = self.messages = created["messages"]
             model_messages = from_view(messages, model_messages)  # passed-through messages stay as they were
+        rounds = 0
+        while True:
+            response, message = await self._respond(messages, model_messages)  # steps 3–6
+            calls = [block for block in message["content"] if block.get("type") == "toolCall"]
+            if not self.tools or not calls:
+                break
+            rounds += 1
+            if rounds > self.max_tool_rounds:
+                raise ModelError(f"the model still called tools after {self.max_tool_rounds} rounds "
+                                 "(max_tool_rounds)", code="MAX_TOOL_ROUNDS")
+            with self._timed("tools"):
+                results = [await self._run_tool(call) for call in calls]
+            model_messages = [*model_messages, message, *results]
+            messages = self.messages = [*messages, *to_view([message, *results])]
+        done = await self._hook("Done", "done", messages, response)  # step 7
+        if done and done.get("response") is not None:
+            self.result.response = {**response, **done["response"]}
+
+    async def _respond(self, messages: list[dict], model_messages: list[dict]) -> tuple[dict, dict]:
+        """One model call and its response: stream, Before, commit, After. Returns (response, message)."""
         self.result.model_messages = model_messages
-        message, reported = await self._stream(model_messages)  # step 3
+        message, reported, meta = await self._stream(model_messages)  # step 3
         usage = finalize_usage(reported, model_messages, message)
         record_usage(usage, self.context)
-        self.result.usage = usage
+        self.result.calls.append({"usage": usage, **meta})
+        self.result.usage = usage if self.result.usage is None else usage_add(self.result.usage, usage)
         response = response_of(message, usage)
         self.result.response = response
 
@@ -277,8 +348,9 @@ class _Turn:
             self._set_pending(message)
 
         with self._timed("commit"):  # step 5
-            committed_at.append(_Undo(self.context))
             self.context.append(message)
+            self._live = None
+            self.final_committed = not (self.tools and any(b.get("type") == "toolCall" for b in message["content"]))
             self._send_response(message)
             self.output.flush()
             if self.view is not None:
@@ -288,9 +360,7 @@ class _Turn:
         if after and after.get("response") is not None:
             response = {**response, **after["response"]}
             self.result.response = response
-        done = await self._hook("Done", "done", messages, response)  # step 7
-        if done and done.get("response") is not None:
-            self.result.response = {**response, **done["response"]}
+        return response, message
 
     # -- steps --------------------------------------------------------------------------------
 
@@ -306,30 +376,85 @@ class _Turn:
             self.output.flush()  # what the hook sent but did not flush reaches the client now
             return answer
 
-    async def _stream(self, messages: list[dict]) -> tuple[dict, Any]:
+    async def _stream(self, messages: list[dict]) -> tuple[dict, Any, dict]:
         assembler = create_assembler()
         live = self.view is not None and self.streaming
+        meta: dict[str, Any] = {}
+        self._live = assembler.message()
         with self._timed("model"):
-            events = self.model.stream(messages, options=self.options)
+            events = self.model.stream(messages, options=self._model_options())
             if inspect.isawaitable(events):
                 events = await events
             if hasattr(events, "__aiter__"):
-                async for event in events:
-                    self._consume(assembler, event, live)
+                iterator = events.__aiter__()
+                closing = contextlib.aclosing(iterator) if hasattr(iterator, "aclose") else contextlib.nullcontext()
+                async with closing:
+                    async for event in iterator:
+                        self._consume(assembler, event, live, meta)
             else:
-                for event in events:
-                    self._consume(assembler, event, live)
+                iterator = iter(events)
+                try:
+                    for event in iterator:
+                        if self.stop_requested.is_set():  # a sync stream can only stop between events
+                            raise asyncio.CancelledError("interrupted")
+                        self._consume(assembler, event, live, meta)
+                finally:
+                    close = getattr(iterator, "close", None)
+                    if callable(close):
+                        close()
         message = assembler.message()
+        self._live = message
         if "error" in message:
             raise ModelError.from_event_error(message["error"])
-        return message, assembler.usage
+        return message, assembler.usage, meta
 
-    def _consume(self, assembler: Any, event: dict, live: bool) -> None:
+    def _consume(self, assembler: Any, event: dict, live: bool, meta: dict) -> None:
         assembler.consume(event)
         if live:
             self._set_pending(assembler.message())
-        if isinstance(event, dict) and event.get("type") == "error":
+        if not isinstance(event, dict):
+            return
+        kind = event.get("type")
+        if kind == "start":
+            for key in ("model", "provider", "rateLimits"):
+                if event.get(key):
+                    meta[key] = event[key]
+            if event.get("rateLimits"):
+                self._show_rate_limits(event["rateLimits"])
+        elif kind == "done" and event.get("stopReason"):
+            meta["stopReason"] = event["stopReason"]
+        elif kind == "error":
             raise ModelError.from_event_error(event.get("error"))
+
+    def _model_options(self) -> dict | None:
+        if not self.tools:
+            return self.options
+        options = dict(self.options or {})
+        options["tools"] = [*(options.get("tools") or []), *(tool.spec for tool in self.tools.values())]
+        return options
+
+    async def _run_tool(self, block: dict) -> dict:
+        """Run one tool call; its result (or its failure, as an error result) goes into the context."""
+        call_id, name = str(block.get("callId", "")), str(block.get("name", ""))
+        tool = self.tools.get(name)
+        if tool is None:
+            result = result_message(call_id, name, error=f"there is no tool named {name!r}; "
+                                                          f"the tools are {', '.join(self.tools)}")
+        else:
+            try:
+                arguments = tool.check(block.get("arguments", {}))
+            except ValueError as invalid:
+                result = result_message(call_id, name, error=str(invalid))
+            else:
+                try:
+                    value = await call_user_code(tool.function, **arguments)
+                except Exception as failure:  # noqa: BLE001 - a tool's failure is an answer the model sees
+                    result = result_message(call_id, name, error=f"{name} raised {type(failure).__name__}: {failure}")
+                else:
+                    result = result_message(call_id, name, value)
+        self.context.append(result)
+        self.result.tool_results.append(result)
+        return result
 
     def _send_response(self, message: dict) -> None:
         prefix = f"resp_{uuid.uuid4().hex[:8]}"
@@ -379,6 +504,11 @@ class _Turn:
     def _set_pending(self, message: dict | None) -> None:
         self.view.set_pending(message)
 
+    def _show_rate_limits(self, limits: dict) -> None:
+        show = getattr(self.view, "set_rate_limits", None)
+        if callable(show):
+            show(limits)
+
     def _flush_quietly(self) -> None:
         try:
             self.output.flush()
@@ -387,20 +517,6 @@ class _Turn:
 
     def _timed(self, step: str) -> _Timer:
         return _Timer(self.result.timings, step)
-
-
-class _Undo:
-    """How to take back one ``context.append``: the length before it and a copy of the last entry,
-    since an appended message may have merged into (changed) the last entry instead of adding one."""
-
-    def __init__(self, context: Any) -> None:
-        self.length = len(context)
-        self.last = orjson.loads(orjson.dumps(context.at(-1))) if self.length else None
-
-    def undo(self, context: Any) -> None:
-        context.truncate(self.length)
-        if self.length and context.at(self.length - 1) != self.last:
-            context.replace(self.length - 1, self.last)
 
 
 class _Timer:
@@ -414,21 +530,13 @@ class _Timer:
         self.timings[self.step] = self.timings.get(self.step, 0.0) + time.monotonic() - self.started
 
 
-def error_dict(failure: BaseException) -> dict:
-    """The ``error`` argument of the Error hook for any exception."""
-    if isinstance(failure, HookError):
-        return failure.to_dict()
-    if isinstance(failure, ModelError):
-        error = {"message": failure.message, "code": failure.code or "MODEL_ERROR", "name": "ModelError", "hook": None}
-        if failure.retry is not None:
-            error["retry"] = failure.retry
-        return error
-    code = getattr(failure, "code", None)
-    return {"message": f"{type(failure).__name__}: {failure}", "code": code if isinstance(code, str) else "TURN_ERROR",
-            "name": type(failure).__name__, "hook": None}
-
-
 def _as_user_message(user_input: Any) -> dict:
     if isinstance(user_input, dict):
         return user_input
     return user_message(user_input)
+
+
+def _copy(value: Any) -> Any:
+    import orjson
+
+    return orjson.loads(orjson.dumps(value))

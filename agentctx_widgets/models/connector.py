@@ -9,8 +9,9 @@ every provider:
   ``run_turn(options=...)`` passes) is merged over them for one call; ``options["tools"]`` is the
   runner's neutral tool list, converted by the builder.
 - The client is the one passed as ``client=`` (sync or async SDK client), else an async SDK client
-  built lazily from ``api_key`` / ``base_url`` — or, with neither, from the SDK's own environment
-  variables. SDK retries are off (``max_retries=0``) so every failure reaches the ``Error`` hook,
+  built for each call (and closed when it ends: an async client is bound to its event loop, and
+  each turn runs its own) from ``api_key`` / ``base_url`` — or, with neither, from the SDK's own
+  environment variables. SDK retries are off (``max_retries=0``) so every failure reaches the ``Error`` hook,
   which decides (seed 000, Pattern 4).
 - The first event is ``start`` with ``model`` (what the provider says it ran), ``id`` and
   ``rateLimits`` (``usage_headers`` of the response). Every failure is raised as ``ModelError``.
@@ -111,20 +112,26 @@ class SdkModel:
 
     @property
     def client(self) -> Any:
-        """The SDK client (built on first use)."""
-        if self._client is None:
-            sdk = import_sdk(self.provider.sdk, self.provider.extra)
-            kwargs: dict[str, Any] = {"max_retries": self.max_retries}
-            if self._api_key is not None:
-                kwargs["api_key"] = self._api_key
-            elif not os.environ.get(self.provider.key_env):
-                kwargs["api_key"] = "missing"  # let the provider answer 401, naming the variable, not fail here
-            if self.base_url is not None:
-                kwargs["base_url"] = self.base_url
-            if self.timeout is not None:
-                kwargs["timeout"] = self.timeout
-            self._client = getattr(sdk, self.provider.client_class)(**kwargs)
-        return self._client
+        """The client passed as ``client=``, else a new async SDK client built from ``api_key`` /
+        ``base_url`` (or, with neither, the SDK's own environment variables).
+
+        Not kept: :meth:`stream` builds one for each call and closes it when the call ends. An async
+        client belongs to the event loop it first ran in, and every ``run_turn`` runs its own loop (in
+        Jupyter, on a worker thread), so a client kept from one turn fails the next with "Event loop
+        is closed"."""
+        if self._client is not None:
+            return self._client
+        sdk = import_sdk(self.provider.sdk, self.provider.extra)
+        kwargs: dict[str, Any] = {"max_retries": self.max_retries}
+        if self._api_key is not None:
+            kwargs["api_key"] = self._api_key
+        elif not os.environ.get(self.provider.key_env):
+            kwargs["api_key"] = "missing"  # let the provider answer 401, naming the variable, not fail here
+        if self.base_url is not None:
+            kwargs["base_url"] = self.base_url
+        if self.timeout is not None:
+            kwargs["timeout"] = self.timeout
+        return getattr(sdk, self.provider.client_class)(**kwargs)
 
     def request(self, messages: list[dict], options: dict | None = None) -> dict:
         """The provider request body this model would send for ``messages`` (pure; no network)."""
@@ -134,7 +141,9 @@ class SdkModel:
     def stream(self, messages: list[dict], *, options: dict | None = None) -> AsyncIterator[dict] | Iterator[dict]:
         """Normalised events for one model call (async for an async client, sync for a sync one)."""
         request = self.request(messages, options)
-        client = self.client
+        client = self._client
+        if client is None:
+            return self._events_async(None, request)  # a client of our own, built in the loop that runs it
         if _is_async(client):
             return self._events_async(client, request)
         return self._events_sync(client, request)
@@ -142,9 +151,13 @@ class SdkModel:
     # -- the two drivers (one translator, same events) ------------------------------------------
 
     async def _events_async(self, client: Any, request: dict) -> AsyncIterator[dict]:
+        """``client`` None: build one for this call and close it at the end (see :attr:`client`)."""
         translator = self.provider.translator()
+        owned = client is None
         stream = None
         try:
+            if owned:
+                client = self.client
             raw = await self.provider.open(client, request)
             stream = raw.parse()
             yield self._start(raw)
@@ -156,10 +169,17 @@ class SdkModel:
         except ModelError:
             raise
         except Exception as failure:  # noqa: BLE001 - every failure becomes a ModelError
+            if not owned and isinstance(failure, RuntimeError) and "Event loop is closed" in str(failure):
+                raise ModelError(
+                    f"{self.provider.name}: the async client passed as client= belongs to an event loop that has "
+                    "ended (each run_turn runs its own loop): pass api_key=/base_url= so the model builds a client "
+                    "per call, or a sync client", code="MODEL_ERROR", provider=self.provider.name) from failure
             raise error_from_sdk(failure, provider=self.provider.name, key_source=self.key_source) from failure
         finally:
             if stream is not None:
                 await stream.close()
+            if owned and client is not None:
+                await client.close()
 
     def _events_sync(self, client: Any, request: dict) -> Iterator[dict]:
         translator = self.provider.translator()

@@ -99,10 +99,17 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) and number >= 0 else None
 
 
+GENERIC_TYPES = frozenset({"invalid_request_error", "api_error", "server_error"})
+"""Provider types that only say "client" or "server" fault: a known HTTP status says more (OpenAI
+answers 503 with ``server_error`` and 404/403 with ``invalid_request_error``)."""
+
+
 def code_for(status: int | None = None, provider_type: Any = None) -> str:
-    """Our code for a provider error type (first) or an HTTP status."""
+    """Our code for a provider error type (first, unless it is generic and the status is known) or
+    an HTTP status."""
     if isinstance(provider_type, str) and provider_type in PROVIDER_TYPES:
-        return PROVIDER_TYPES[provider_type]
+        if not (provider_type in GENERIC_TYPES and status in STATUS_CODES):
+            return PROVIDER_TYPES[provider_type]
     if status is not None:
         if status in STATUS_CODES:
             return STATUS_CODES[status]
@@ -118,7 +125,8 @@ def error_body(body: Any) -> tuple[str | None, Any]:
         return (body.strip() or None, None) if isinstance(body, str) else (None, None)
     inner = body.get("error") if isinstance(body.get("error"), Mapping) else body
     message = inner.get("message")
-    kind = inner.get("code") if inner.get("code") in PROVIDER_TYPES else inner.get("type")
+    code = inner.get("code")
+    kind = code if isinstance(code, str) and code in PROVIDER_TYPES else inner.get("type")
     return (message if isinstance(message, str) else None), kind
 
 
@@ -150,6 +158,8 @@ def error_from_sdk(failure: BaseException, *, provider: str, key_source: str | N
         return failure
     status = getattr(failure, "status_code", None)
     response = getattr(failure, "response", None)
+    if isinstance(status, int) and status < 400 and getattr(failure, "body", None) is not None:
+        return _stream_error(failure, provider=provider)
     if isinstance(status, int):
         headers = getattr(response, "headers", None)
         request_id = getattr(failure, "request_id", None)
@@ -169,6 +179,15 @@ def error_from_sdk(failure: BaseException, *, provider: str, key_source: str | N
     if "Validation" in name or isinstance(failure, (ValueError, KeyError)):
         return ModelError(f"{provider}: the stream was malformed: {name}: {failure}", code="BAD_STREAM", provider=provider)
     return ModelError(f"{provider}: {name}: {failure}", code="MODEL_ERROR", provider=provider)
+
+
+def _stream_error(failure: BaseException, *, provider: str) -> ModelError:
+    """An error event inside a 200 stream that the SDK raised as a status error (Anthropic's SDK raises
+    ``APIStatusError`` with the stream's status 200 for ``event: error``): no HTTP failure, so no status."""
+    message, kind = error_body(getattr(failure, "body", None))
+    request_id = getattr(failure, "request_id", None)
+    return ModelError(f"{provider} stream error: {message or kind or failure}", code=code_for(None, kind),
+                      provider=provider, request_id=request_id if isinstance(request_id, str) else None)
 
 
 def _is_transport(failure: BaseException) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentctx_widgets.hooks.view import (
+from agentctx_widgets.hooks.openai_shapes import (
     from_view,
     message_from_response,
     response_of,
