@@ -100,8 +100,11 @@ def _build() -> dict[str, _Parser]:
     p.add_argument(
         "--model",
         metavar="NAME_OR_VAR",
-        help="a model variable, or a model id for the gauge (the reply is still scripted)",
+        help="a model variable, a provider:model spec (openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5, "
+        "openai-responses:o4-mini; openai:NAME with OPENAI_BASE_URL for a local server), or a model id for "
+        "the gauge (the reply is then scripted)",
     )
+    p.add_argument("--tools", metavar="NAMES", help="comma-separated functions the model may call (run_turn(tools=...))")
     p.add_argument("--accept", choices=("cui-web", "standard"), default="cui-web", help="the client kind")
     p.add_argument("--no-stream", dest="stream", action="store_false", help="show the reply only when complete")
     p.add_argument("--result", metavar="NAME", help="bind the TurnResult to this variable (for assertions)")

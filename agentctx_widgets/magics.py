@@ -14,15 +14,18 @@ Load with ``%load_ext agentctx_widgets``. Subcommands (``%agentctx help`` prints
   ``NAME`` (also usable as ``--hooks NAME``). JavaScript is run as the spec writes hooks; Python is
   executed in a fresh namespace and its ``Create/Before/After/Done/Error`` functions are taken. Without
   ``--lang``, a cell with a line starting with ``def `` is Python, anything else JavaScript.
-- ``%agentctx run CTX "text" [--hooks NAME] [--model NAME_OR_VAR] [--accept cui-web|standard]
+- ``%agentctx run CTX "text" [--hooks NAME] [--model NAME_OR_VAR_OR_SPEC] [--tools F,G] [--accept cui-web|standard]
   [--no-stream] [--result NAME]`` — runs one turn live in a displayed ContextView and prints a one-line
   summary (tokens, time, hooks called). ``--hooks`` takes a set from ``%%agentctx hooks`` or a variable
   (loaded hooks, or a dict/module/object of Python hook functions). The default model is a
-  ScriptedModel that answers ``Scripted reply to: <text>``; a ``--model`` that names no variable is only
-  the model id for the gauge. A ``CTX`` that names no variable gets a new ``Context`` bound to it once
+  ScriptedModel that answers ``Scripted reply to: <text>``; ``--model`` takes a variable holding a
+  model, or a ``provider:model`` spec (``openai:gpt-4.1-mini``, ``anthropic:claude-sonnet-4-5``,
+  ``openai-responses:o4-mini``; ``openai:NAME`` with ``OPENAI_BASE_URL`` for a local server); any
+  other name is only the model id for the gauge. ``--tools`` names functions the model may call. A ``CTX`` that names no variable gets a new ``Context`` bound to it once
   the turn succeeds; ``--result NAME`` binds the TurnResult. ``%%agentctx run CTX`` takes the user text
   from the cell. A failed turn (a hook or the model failed, even when the Error hook handled it by
-  surfacing an error) puts the context back as it was.
+  surfacing an error) puts the context back as it was; so does an interrupt (the stop button), which
+  prints one ``agentctx:`` line instead of a traceback.
 - ``%agentctx load PATH [--as NAME]`` — a session file into a Context variable (default: the file stem).
 - ``%agentctx replay PATH [--speed X]`` — replays a session into a new view, streaming each assistant
   message in chunks (about 20 ms per chunk at speed 1; ``--speed inf`` does not pause).
@@ -53,6 +56,7 @@ from IPython.display import display
 
 from ._magic_args import MagicError, command_help, overview, parse_magic
 from .hooks.base import HOOK_NAMES
+from .hooks.checkpoint import ContextCheckpoint
 
 if TYPE_CHECKING:
     from ._usage_report import UsageReport
@@ -86,24 +90,6 @@ def _identifier(name: str, what: str) -> str:
 def detect_language(cell: str) -> str:
     """``python`` when a line starts with ``def `` (or ``async def ``), else ``js``."""
     return "python" if _PYTHON_CELL.search(cell) else "js"
-
-
-def restore_messages(context: Any, before: list) -> None:
-    """Put ``context`` back to the messages ``before`` (a deep copy), touching only what differs."""
-    now = context.messages()
-    if now == before:
-        return
-    keep = 0
-    while keep < min(len(now), len(before)) and now[keep] == before[keep]:
-        keep += 1
-    if len(now) > len(before):
-        context.truncate(len(before))  # keep <= len(before): the common prefix never reaches past it
-    # replace() stores an entry exactly as given; append() would fold its blocks or drop it when empty
-    for index in range(keep, len(before)):
-        if index < len(context):
-            context.replace(index, copy.deepcopy(before[index]))
-        else:
-            context.append(copy.deepcopy(before[index]), merge=False)
 
 
 def stream_chunks(text: str) -> list[str]:
@@ -215,11 +201,30 @@ class AgentContextMagics(Magics):
         known = ", ".join(sorted(self.hook_sets)) or "none yet; define one with %%agentctx hooks NAME"
         raise MagicError(f"run: no hook set named {name!r} (defined: {known})")
 
+    def _tools_from(self, names: str | None) -> list[Any]:
+        """The callables ``--tools a,b`` names (variables in the notebook)."""
+        tools = []
+        for name in filter(None, (part.strip() for part in (names or "").split(","))):
+            value = self._ns.get(name)
+            if not callable(value):
+                what = "no variable" if name not in self._ns else f"a {_kind(value)}, not a function"
+                raise MagicError(f"run: --tools {name}: {what}")
+            tools.append(value)
+        return tools
+
     def _model_from(self, token: str | None, text: str) -> tuple[Any, str | None]:
-        """(model, model id for the gauge); a name that is no variable is only the id."""
+        """(model, model id for the gauge): a variable holding a model, a ``provider:model`` spec, or
+        only a model id for the gauge (the reply is then scripted)."""
         from .models import ScriptedModel
+        from .models.registry import is_model_spec, model_from_spec
 
         value = self._ns[token] if token is not None and token in self._ns else token
+        if is_model_spec(value):
+            try:
+                model = model_from_spec(value)
+            except (ImportError, ValueError) as error:
+                raise MagicError(f"run: --model {value}: {error}") from None
+            return model, model.model_id
         if token is None or isinstance(value, str):  # no model, or only its id: the scripted default
             return ScriptedModel([f"Scripted reply to: {text}"]), value
         if not callable(getattr(value, "stream", None)):
@@ -300,8 +305,9 @@ class AgentContextMagics(Magics):
             context, bind = Context(name=target), True
         hooks = self._hooks_from(args.hooks)
         model, model_id = self._model_from(args.model, text)
+        tools = self._tools_from(args.tools)
 
-        before = copy.deepcopy(context.messages())
+        before = ContextCheckpoint(context)
         view = ContextView(context, model=model_id, title=target)
         display(view)
         started = time.perf_counter()
@@ -314,18 +320,21 @@ class AgentContextMagics(Magics):
                 view=view,
                 accept=args.accept,
                 streaming=args.stream,
+                tools=tools,
                 chat_id=context.id or context.name or target,
             )
-        except BaseException as error:
-            restore_messages(context, before)
+        except KeyboardInterrupt:
+            before.restore(context)
             view.settle()
-            if isinstance(error, Exception):
-                raise MagicError(f"run: {_describe_error(error)}; the context is unchanged") from None
-            raise
+            raise MagicError("run: interrupted; the partial reply was not committed and the context is unchanged") from None
+        except Exception as error:
+            before.restore(context)
+            view.settle()
+            raise MagicError(f"run: {_describe_error(error)}; the context is unchanged") from None
         elapsed = time.perf_counter() - started
         self.last_result = result
         if getattr(result, "error", None):
-            restore_messages(context, before)
+            before.restore(context)
             view.settle()
             raise MagicError(f"run: {_describe_error(result.error)}; the context is unchanged")
         # store the settled state in the synced trait while the cell still runs, so a notebook saved
@@ -449,7 +458,14 @@ def _turn_summary(result: Any, elapsed: float) -> str:
     )
     called = list(getattr(result, "hooks_called", None) or [])
     hooks = ", ".join(called) if called else "none"
-    return f"turn done: {tokens}, {elapsed * 1000:.0f} ms, hooks: {hooks}"
+    summary = f"turn done: {tokens}, {elapsed * 1000:.0f} ms, hooks: {hooks}"
+    tool_names = [message.get("name", "?") for message in getattr(result, "tool_results", None) or []]
+    if tool_names:
+        summary += f", tools: {', '.join(tool_names)}"
+    calls = len(getattr(result, "calls", None) or [])
+    if calls > 1:
+        summary += f", {calls} model calls"
+    return summary
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -129,7 +129,7 @@ def test_help_lists_every_subcommand(ip: Any) -> None:
         "%agentctx show CTX",
         "%agentctx usage [--model NAME] [--no-exact] CTX",
         "%%agentctx hooks [--lang {js,python}] NAME",
-        "%agentctx run [--hooks NAME] [--model NAME_OR_VAR] [--accept {cui-web,standard}] [--no-stream]"
+        "%agentctx run [--hooks NAME] [--model NAME_OR_VAR] [--tools NAMES] [--accept {cui-web,standard}] [--no-stream]"
         " [--result NAME] CTX [TEXT]",
         "%agentctx load [--as NAME] PATH",
         "%agentctx replay [--speed X] PATH",

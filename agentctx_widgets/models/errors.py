@@ -35,6 +35,8 @@ CODES: dict[str, str] = {
     "BAD_STREAM": "the event stream was not what the provider's API documents",
     "INCOMPLETE": "the stream ended before the provider said the response was complete",
     "REFUSED": "the response failed with status 'failed' or 'incomplete' (Responses API)",
+    "MAX_TOOL_ROUNDS": "the model still called tools after run_turn's max_tool_rounds rounds",
+    "REPLAY_MISS": "a ReplayModel without a model was sent a request its recording file does not hold",
     "MODEL_ERROR": "any other model failure",
 }
 """Every ``ModelError.code`` a connector raises, with what it means."""

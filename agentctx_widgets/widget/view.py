@@ -49,6 +49,7 @@ class ContextView(anywidget.AnyWidget):
         self._context = context
         self._window_model = model
         self._view_title = title
+        self._rate_limits: dict[str, str] = {}
         self._unsubscribe = None
         self._initial_snapshot = ""
         self._ready = False
@@ -78,6 +79,11 @@ class ContextView(anywidget.AnyWidget):
     def set_pending(self, message: dict[str, Any] | None) -> None:
         """Show ``message`` (kept by reference, copied at flush time) as the streaming reply; None hides it."""
         self._stream.set_pending(message)
+
+    def set_rate_limits(self, limits: dict[str, str] | None) -> None:
+        """Show the provider's rate-limit headers (``usage_headers``) beside the context gauge."""
+        self._rate_limits = dict(limits or {})
+        self._stream.header_changed()
 
     def clear_output(self) -> None:
         """Forget output messages (the context stays)."""
@@ -152,6 +158,7 @@ class ContextView(anywidget.AnyWidget):
             "tokens": estimate_context_tokens(messages),
             "window": window,
             "model": self._window_model,
+            "rateLimits": self._rate_limits or None,
         }
 
     def _send_message(self, message: dict[str, Any]) -> None:

@@ -67,3 +67,35 @@ describe("header", () => {
     expect(el.childElementCount).toBe(0);
   });
 });
+
+describe("rate limits", () => {
+  test("OpenAI's x-ratelimit headers show as remaining/limit beside the gauge", () => {
+    const root = render({
+      name: "x", count: 1, tokens: 10, window: 128_000,
+      rateLimits: {
+        "x-ratelimit-limit-requests": "500", "x-ratelimit-remaining-requests": "499",
+        "x-ratelimit-limit-tokens": "30000", "x-ratelimit-remaining-tokens": "29950", "x-ratelimit-reset-requests": "120ms",
+      },
+    });
+    const limits = byId(root, "actx-rate-limits");
+    expect(limits.hidden).toBe(false);
+    expect(limits.textContent).toBe("requests 499/500 · tokens 29,950/30,000");
+    expect(limits.title).toContain("x-ratelimit-reset-requests: 120ms");
+  });
+
+  test("Anthropic's headers (input/output token limits are left to the tooltip) and retry-after", () => {
+    const root = render({
+      name: "x", count: 1, tokens: 10, window: null,
+      rateLimits: {
+        "anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "0",
+        "anthropic-ratelimit-input-tokens-remaining": "1000", "retry-after": "7",
+      },
+    });
+    expect(byId(root, "actx-rate-limits").textContent).toBe("requests 0/50 · retry after 7 s");
+  });
+
+  test("no rate limits, nothing shown", () => {
+    const root = render({ name: "x", count: 1, tokens: 10, window: null });
+    expect(byId(root, "actx-rate-limits").hidden).toBe(true);
+  });
+});

@@ -4,7 +4,34 @@
  */
 import { h } from "./dom.js";
 
-/** @typedef {{name?: string | null, count?: number | null, tokens?: number | null, window?: number | null, model?: string | null}} Header */
+/** @typedef {{name?: string | null, count?: number | null, tokens?: number | null, window?: number | null, model?: string | null, rateLimits?: Record<string, string> | null}} Header */
+
+/**
+ * The provider's rate-limit headers (OpenAI `x-ratelimit-remaining-requests`, Anthropic
+ * `anthropic-ratelimit-tokens-remaining`, …) as "requests 99/100 · tokens 39K/40K", plus `retry-after`.
+ * @param {Record<string, string>} limits
+ */
+export function rateLimitSummary(limits) {
+  /** @type {Record<string, {remaining?: string, limit?: string}>} */
+  const kinds = {};
+  for (const [name, value] of Object.entries(limits)) {
+    const rest = name.toLowerCase().replace(/^(x-)?(anthropic-)?ratelimit-/, "");
+    const parts = rest.split("-");
+    const field = parts.includes("remaining") ? "remaining" : parts.includes("limit") ? "limit" : null;
+    const kind = parts.includes("requests") ? "requests" : parts.join("-") === `${field}-tokens` || parts.join("-") === `tokens-${field}` ? "tokens" : null;
+    if (field && kind) (kinds[kind] ??= {})[field] = value;
+  }
+  const shown = [];
+  for (const kind of ["requests", "tokens"]) {
+    const pair = kinds[kind];
+    if (!pair || pair.remaining === undefined) continue;
+    const number = (/** @type {string} */ text) => (/^\d+$/.test(text) ? Number(text).toLocaleString("en-US") : text);
+    shown.push(`${kind} ${number(pair.remaining)}${pair.limit === undefined ? "" : `/${number(pair.limit)}`}`);
+  }
+  const retry = limits["retry-after"];
+  if (retry !== undefined) shown.push(`retry after ${retry} s`);
+  return shown.join(" · ");
+}
 
 /** @param {number} n */
 function compact(n) {
@@ -18,6 +45,7 @@ export class HeaderView {
     this.name = h("span", { className: "actx-name", "data-testid": "actx-header-name" });
     this.count = h("span", { className: "actx-count", "data-testid": "actx-header-count" });
     this.model = h("span", { className: "actx-model", "data-testid": "actx-header-model" });
+    this.limits = h("span", { className: "actx-rate-limits", "data-testid": "actx-rate-limits" });
     this.fill = h("span", { className: "actx-gauge-fill" });
     this.gaugeText = h("span", { className: "actx-gauge-text" });
     this.gauge = h("div", { className: "actx-gauge", "data-testid": "actx-gauge", role: "meter", "aria-valuemin": "0", "aria-valuemax": "100" }, [
@@ -26,6 +54,7 @@ export class HeaderView {
     ]);
     this.el = h("header", { className: "actx-header", "data-testid": "actx-header" }, [
       h("div", { className: "actx-title" }, [this.name, this.count, this.model]),
+      this.limits,
       this.gauge,
     ]);
   }
@@ -41,6 +70,10 @@ export class HeaderView {
     this.count.textContent = `${count.toLocaleString("en-US")} message${count === 1 ? "" : "s"}`;
     this.model.textContent = typeof hd.model === "string" ? hd.model : "";
     this.model.hidden = !this.model.textContent;
+    const limits = hd.rateLimits && typeof hd.rateLimits === "object" ? hd.rateLimits : {};
+    this.limits.textContent = rateLimitSummary(limits);
+    this.limits.title = Object.entries(limits).map(([name, value]) => `${name}: ${value}`).join("\n");
+    this.limits.hidden = !this.limits.textContent;
     const tokens = typeof hd.tokens === "number" && Number.isFinite(hd.tokens) ? Math.max(0, hd.tokens) : null;
     const window = typeof hd.window === "number" && hd.window > 0 ? hd.window : null;
     this.gauge.hidden = window === null;
