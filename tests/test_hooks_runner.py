@@ -68,10 +68,14 @@ def test_streaming_false_shows_nothing_until_before_is_done():
 
 def test_standard_client_gets_chunks_and_a_finish():
     result = run_turn(Context(), "hi", model=ScriptedModel([{"thinking": "t", "text": "Hi"}]), accept="standard")
-    deltas = [chunk["choices"][0]["delta"] for chunk in result.chunks]
-    assert {"reasoning_content": "t"} in [{k: v for k, v in d.items() if k != "role"} for d in deltas]
-    assert any(d.get("content") == "Hi" for d in deltas)
-    assert result.chunks[-1]["choices"][0]["finish_reason"] == "stop"
+    ids = {chunk["id"] for chunk in result.chunks}
+    assert len(ids) == 1 and next(iter(ids)).startswith("chatcmpl-")  # one completion id for the turn
+    assert [chunk["choices"] for chunk in result.chunks] == [
+        [{"index": 0, "delta": {"role": "assistant", "reasoning_content": "t"}, "finish_reason": None}],
+        [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": None}],
+        [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+    ]
+    assert {chunk["object"] for chunk in result.chunks} == {"chat.completion.chunk"}
 
 
 # -- step 2: Create ---------------------------------------------------------------------------------

@@ -7,11 +7,6 @@ import pytest
 import agentctx_widgets
 
 
-@pytest.mark.parametrize("name", sorted(set(agentctx_widgets.__all__) - {"__version__"}))
-def test_every_public_name_resolves(name):
-    assert getattr(agentctx_widgets, name) is not None
-
-
 # Every name of seed 001 (lib/context/*), in snake_case, written out from the seed by hand.
 SEED_001 = {
     "Context", "ContentType", "EventType", "MessageType", "MIME_BY_EXTENSION", "FALLBACK_CONTEXT_WINDOWS",
@@ -24,6 +19,43 @@ SEED_001 = {
     "usage_add", "usage_details", "estimate_usage", "finalize_usage", "usage_headers", "usage_normalize",
     "word_count",
 }
+
+
+# name -> the submodule that defines it (every public name outside seed 001, written out by hand)
+OWNERS = {
+    "Output": "agentctx_widgets.output", "OutputMessageError": "agentctx_widgets.output",
+    "DeltaError": "agentctx_widgets.output", "SinkError": "agentctx_widgets.output",
+    "StandardAdapter": "agentctx_widgets.output", "CuiAdapter": "agentctx_widgets.output",
+    "run_turn": "agentctx_widgets.hooks", "run_turn_async": "agentctx_widgets.hooks",
+    "TurnResult": "agentctx_widgets.hooks", "HookContext": "agentctx_widgets.hooks",
+    "HookError": "agentctx_widgets.hooks", "HookLoadError": "agentctx_widgets.hooks",
+    "HookThrewError": "agentctx_widgets.hooks", "HookTimeoutError": "agentctx_widgets.hooks",
+    "HookMemoryError": "agentctx_widgets.hooks", "HookStackOverflowError": "agentctx_widgets.hooks",
+    "HookReturnError": "agentctx_widgets.hooks",
+    "hooks_from_js": "agentctx_widgets.hooks", "hooks_from_python": "agentctx_widgets.hooks",
+    "Model": "agentctx_widgets.models", "ModelError": "agentctx_widgets.models",
+    "ScriptedModel": "agentctx_widgets.models", "ReplayModel": "agentctx_widgets.models",
+    "OpenAIChatModel": "agentctx_widgets.models", "OpenAIResponsesModel": "agentctx_widgets.models",
+    "AnthropicModel": "agentctx_widgets.models", "Tool": "agentctx_widgets.models",
+    "ContextView": "agentctx_widgets.widget",
+}
+
+
+@pytest.mark.parametrize("name", sorted(OWNERS))
+def test_every_public_name_is_its_modules_own_object(name):
+    assert name in agentctx_widgets.__all__
+    assert getattr(agentctx_widgets, name) is getattr(importlib.import_module(OWNERS[name]), name)
+
+
+def test_the_front_door_lists_nothing_else():
+    assert set(agentctx_widgets.__all__) == SEED_001 | set(OWNERS) | {"load_ipython_extension", "__version__"}
+
+
+def test_every_hook_error_is_a_hook_error_and_model_error_is_not():
+    errors = [getattr(agentctx_widgets, name) for name in OWNERS if name.startswith("Hook") and name.endswith("Error")]
+    assert len(errors) == 7 and all(issubclass(error, agentctx_widgets.HookError) for error in errors)
+    assert not issubclass(agentctx_widgets.ModelError, agentctx_widgets.HookError)
+
 
 
 def test_context_package_exports_exactly_the_seed_names():

@@ -7,7 +7,27 @@ The SDK connectors import their SDK only when used (``pip install "agentctx-widg
 from .anthropic import AnthropicModel, build_anthropic_request
 from .errors import CODES
 from .openai_chat import OpenAIChatModel, build_chat_request
+from .openai_responses import OpenAIResponsesModel, build_responses_request
 from .protocol import Model, ModelError
+from .registry import PROVIDERS, model_from_spec
+from .replay import ReplayModel
 from .scripted import ScriptedModel, ScriptedStream
+from .tools import Tool
 
-__all__ = ["AnthropicModel", "CODES", "Model", "ModelError", "OpenAIChatModel", "ScriptedModel", "ScriptedStream", "build_anthropic_request", "build_chat_request"]
+__all__ = [
+    "AnthropicModel",
+    "CODES",
+    "Model",
+    "ModelError",
+    "OpenAIChatModel",
+    "OpenAIResponsesModel",
+    "PROVIDERS",
+    "ReplayModel",
+    "ScriptedModel",
+    "ScriptedStream",
+    "Tool",
+    "build_anthropic_request",
+    "build_chat_request",
+    "build_responses_request",
+    "model_from_spec",
+]
