@@ -102,7 +102,8 @@ class WireServer:
 
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, name="wire-server", daemon=True).start()
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="wire-server",
+                         daemon=True).start()
         self._timer = threading.Timer(self.lifetime, self.close)
         self._timer.daemon = True
         self._timer.start()

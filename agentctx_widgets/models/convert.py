@@ -28,6 +28,9 @@ def numbered(messages: list[dict]) -> Iterator[tuple[int, dict]]:
             continue
         if not isinstance(message, dict) or not isinstance(message.get("content"), list):
             raise RequestError(f"messages[{index}]: expected a Context message {{type, content: [...]}}, got {message!r:.80}")
+        for position, block in enumerate(message["content"]):
+            if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+                raise RequestError(f"messages[{index}].content[{position}]: expected a block {{type, ...}}, got {block!r:.80}")
         kind = message.get("type")
         if kind not in (MessageType.SYSTEM, MessageType.USER, MessageType.ASSISTANT, MessageType.TOOL_RESULT):
             raise RequestError(f"messages[{index}].type: {kind!r} is not a message type a model can be sent "

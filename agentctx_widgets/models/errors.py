@@ -34,7 +34,7 @@ CODES: dict[str, str] = {
     "CONNECTION": "the connection failed or dropped before the response was complete",
     "BAD_STREAM": "the event stream was not what the provider's API documents",
     "INCOMPLETE": "the stream ended before the provider said the response was complete",
-    "REFUSED": "the response failed with status 'failed' or 'incomplete' (Responses API)",
+    "REFUSED": "the response failed (Responses API status 'failed') for a policy or unknown reason",
     "MAX_TOOL_ROUNDS": "the model still called tools after run_turn's max_tool_rounds rounds",
     "REPLAY_MISS": "a ReplayModel without a model was sent a request its recording file does not hold",
     "MODEL_ERROR": "any other model failure",
@@ -68,6 +68,7 @@ PROVIDER_TYPES: dict[str, str] = {
     "invalid_api_key": "AUTHENTICATION",
     "model_not_found": "NOT_FOUND",
     "server_is_overloaded": "OVERLOADED",
+    "too_many_requests": "RATE_LIMIT",
 }
 """Provider error types (from a body or a mid-stream error event) → our code."""
 
