@@ -386,10 +386,12 @@ def _body_parameters(messages_resource: Any) -> frozenset[str] | None:
     kind = type(messages_resource)
     if kind not in _PARAMETERS:
         try:
-            names = inspect.signature(messages_resource.create).parameters
-            _PARAMETERS[kind] = frozenset(names) - _NOT_BODY
+            parameters = inspect.signature(messages_resource.create).parameters.values()
         except (TypeError, ValueError):
             _PARAMETERS[kind] = None
+        else:
+            _PARAMETERS[kind] = None if any(p.kind is p.VAR_KEYWORD for p in parameters) else (
+                frozenset(p.name for p in parameters) - _NOT_BODY)
     return _PARAMETERS[kind]
 
 
@@ -412,7 +414,8 @@ def _open(client: Any, request: dict) -> Any:
     known = _body_parameters(client.messages)
     kwargs = dict(request)
     if known is not None:
-        extra = {key: kwargs.pop(key) for key in list(kwargs) if key not in known}
+        extra = dict(kwargs.pop("extra_body", None) or {})  # an extra_body option is merged, as the SDK does
+        extra.update({key: kwargs.pop(key) for key in list(kwargs) if key not in known})
         if extra:
             kwargs["extra_body"] = extra
     call = client.messages.with_raw_response.create(**kwargs)
