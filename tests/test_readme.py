@@ -6,7 +6,8 @@ from pathlib import Path
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def test_every_python_block_in_the_readme_runs():
+def test_every_python_block_in_the_readme_runs(monkeypatch):
+    monkeypatch.chdir(README.parent)  # the README's paths are relative to a clone's root
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
     assert blocks, "the README has no Python example"
     namespace: dict = {}
@@ -18,3 +19,7 @@ def test_every_python_block_in_the_readme_runs():
     assert result.hooks_called == ["Create", "Done"]
     assert result.usage["totalTokens"] == result.usage["inputTokens"] + result.usage["outputTokens"] > 0
     assert namespace["out"].state["messages"]["m1"]["props"]["content"] == "Hi there"
+    # the models example replayed its tool round trip from the shipped recording
+    answer = namespace["answer"]
+    assert answer.ok and answer.response["content"] == "It is 18 °C and partly cloudy in Paris right now."
+    assert answer.usage["totalTokens"] == 1068 and [m["type"] for m in namespace["weather"].messages()] == [2, 3, 4, 3]

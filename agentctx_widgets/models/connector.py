@@ -13,8 +13,9 @@ every provider:
   each turn runs its own) from ``api_key`` / ``base_url`` — or, with neither, from the SDK's own
   environment variables. SDK retries are off (``max_retries=0``) so every failure reaches the ``Error`` hook,
   which decides (seed 000, Pattern 4).
-- The first event is ``start`` with ``model`` (what the provider says it ran), ``id`` and
-  ``rateLimits`` (``usage_headers`` of the response). Every failure is raised as ``ModelError``.
+- The first event is ``start`` with ``model`` (the id this model was given: it comes before any
+  chunk that could say what the provider ran), ``provider`` and ``rateLimits`` (``usage_headers`` of
+  the response, when it has any). Every failure is raised as ``ModelError``.
 - Closing the iterator (the runner does it on an interrupt or any failure) closes the HTTP stream,
   so the provider stops generating and billing.
 """
@@ -99,6 +100,18 @@ class SdkModel:
     def model_id(self) -> str:
         """The model id (for the view's context-window gauge)."""
         return self.model
+
+    @property
+    def spec(self) -> str:
+        """``provider:model`` as ``model_from_spec`` and the magics' ``--model`` spell it."""
+        from .registry import PROVIDERS
+
+        prefix = next((name for name, (_, cls, _) in PROVIDERS.items() if cls == type(self).__name__), self.provider.name)
+        return f"{prefix}:{self.model}"
+
+    def replay_identity(self) -> dict:
+        """What a ``ReplayModel`` keys this model's recordings by: the spec and the request options."""
+        return {"model": self.spec, "options": self.options}
 
     @property
     def key_source(self) -> str:
