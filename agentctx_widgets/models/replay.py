@@ -6,14 +6,19 @@ environment variable ``AGENTCTX_REPLAY=replay``, for CI) never calls a model: a 
 in the file raises ``ModelError`` (code ``REPLAY_MISS``) naming its hash and showing how it differs
 from the nearest recorded request.
 
-The file is JSON Lines, one model call a line: ``{"key", "request": {"messages", "options"}, "model",
-"events": [...]}``. The key is a hash of the normalised request — the Context messages the model
-was sent, and its options (tools included) — as canonical JSON. The same request seen again (a retry
+The file is JSON Lines, one model call a line: ``{"key", "model", "request": {"model", "messages",
+"options"}, "events": [...]}``. The key is a hash of the normalised request as canonical JSON: the
+model (``provider:model`` and the connector's own options, so two providers or two temperatures are two
+requests), the Context messages it was sent, and the turn's options (tools included). Without a
+``model``, a request is looked up by its messages and options alone; if those were recorded for several
+models, ``model=`` must say which. The same request seen again (a retry
 after an error) takes the next recording with that key, so a failure and its retry replay in order;
 the last one repeats (re-running a notebook replays, it does not record again). A failed call is
 recorded too (its ``error`` event), so the ``Error`` hook's path replays; with a ``model``, a request
 whose recordings are used up and ended in an error is sent again (recording the retry). An
-interrupted call is not recorded.
+interrupted call is not recorded, nor a failure of the environment rather than of the model
+(:data:`NOT_RECORDED`: no connection, a timeout, a missing or refused key), which would otherwise
+replay forever once the network is back.
 """
 
 from __future__ import annotations
@@ -37,11 +42,30 @@ MODES = ("auto", "replay", "record")
 model; ``record``: always call the model and append (re-recording)."""
 ENV_MODE = "AGENTCTX_REPLAY"
 DIFF_LINES = 40
+NOT_RECORDED = frozenset({"CONNECTION", "TIMEOUT", "AUTHENTICATION", "PERMISSION_DENIED", "REPLAY_MISS"})
+"""Error codes that say something about the environment, not the model: such calls are not recorded."""
 
 
-def request_of(messages: list[dict], options: dict | None) -> dict:
-    """The normalised request a recording is keyed by (records left out; options as given)."""
-    return {"messages": [m for m in messages if not is_record(m)], "options": options or {}}
+def request_of(messages: list[dict], options: dict | None, model: Any = None) -> dict:
+    """The normalised request a recording is keyed by (records left out; options as given).
+
+    ``model`` is the wrapped model's identity (:func:`identity_of`), ``None`` when unknown.
+    """
+    return {"model": model, "messages": [m for m in messages if not is_record(m)], "options": options or {}}
+
+
+def identity_of(model: Any) -> Any:
+    """What tells one model from another in a recording: ``model.replay_identity()`` when it has one
+    (the SDK connectors: ``{"model": "anthropic:claude-sonnet-4-5", "options": {...}}``), else its id."""
+    identity = getattr(model, "replay_identity", None)
+    if callable(identity):
+        return identity()
+    name = getattr(model, "model_id", None) or getattr(model, "model", None)
+    return {"model": name if isinstance(name, str) else type(model).__name__}
+
+
+def _content_key(request: dict) -> str:
+    return request_key({**request, "model": None})
 
 
 def request_key(request: dict) -> str:
@@ -65,6 +89,8 @@ class ReplayModel:
         self.model = model
         self.mode = mode
         self.recordings: dict[str, list[dict]] = {}
+        self._by_content: dict[str, set[str]] = {}  # key without the model -> full keys recorded
+        self.identity = identity_of(model) if model is not None else None
         self.replayed = 0
         self.recorded = 0
         self._seen: dict[str, int] = {}
@@ -80,8 +106,12 @@ class ReplayModel:
         inner = getattr(self.model, "model_id", None) or getattr(self.model, "model", None)
         if isinstance(inner, str):
             return inner
-        return next((entry["model"] for entries in self.recordings.values() for entry in entries
-                     if isinstance(entry.get("model"), str)), None)
+        for entries in self.recordings.values():
+            for entry in entries:
+                name = (entry.get("model") or {}).get("model") if isinstance(entry.get("model"), dict) else None
+                if isinstance(name, str):
+                    return name.split(":", 1)[-1]
+        return None
 
     def rewind(self) -> None:
         """Start again from the first recording of every request (a notebook re-run from the top)."""
@@ -89,8 +119,8 @@ class ReplayModel:
             self._seen.clear()
 
     def stream(self, messages: list[dict], *, options: dict | None = None) -> Iterator[dict] | AsyncIterator[dict]:
-        request = request_of(messages, options)
-        key = request_key(request)
+        request = request_of(messages, options, self.identity)
+        key = request_key(request) if self.model is not None else self._key_without_model(request)
         with self._lock:
             entries = self.recordings.get(key)
             seen = self._seen.get(key, 0)
@@ -103,20 +133,51 @@ class ReplayModel:
             raise self._miss(key, request)
         return self._record(key, request, messages, options)
 
+    def _key_without_model(self, request: dict) -> str:
+        keys = sorted(self._by_content.get(_content_key(request), ()))
+        if len(keys) > 1:
+            models = sorted({orjson.dumps(self.recordings[k][-1].get("model")).decode() for k in keys})
+            raise ModelError(f"replay: this request was recorded for {len(keys)} models ({', '.join(models)}); "
+                             "pass the one you mean: ReplayModel(path, model=...)", code="REPLAY_MISS", provider="replay")
+        return keys[0] if keys else request_key(request)
+
     # -- recording ------------------------------------------------------------------------------
 
     async def _record(self, key: str, request: dict, messages: list[dict], options: dict | None) -> AsyncIterator[dict]:
+        # An ``error`` event ends the call: it is recorded *before* it is handed on, because the
+        # consumer (the runner) raises on it and closes this generator without reading further —
+        # a close after the error is the end of a failed call, not an interruption.
         events: list[dict] = []
         stream = self.model.stream(messages, options=options)
         try:
             if hasattr(stream, "__aiter__"):
-                async for event in stream:
-                    events.append(event)
-                    yield event
+                iterator = stream.__aiter__()
+                try:
+                    async for event in iterator:
+                        events.append(event)
+                        if _is_error(event):
+                            self._append(key, request, events)
+                            yield event
+                            return
+                        yield event
+                finally:
+                    close = getattr(iterator, "aclose", None)
+                    if callable(close):
+                        await close()
             else:
-                for event in stream:
-                    events.append(event)
-                    yield event
+                iterator = iter(stream)
+                try:
+                    for event in iterator:
+                        events.append(event)
+                        if _is_error(event):
+                            self._append(key, request, events)
+                            yield event
+                            return
+                        yield event
+                finally:
+                    close = getattr(iterator, "close", None)
+                    if callable(close):
+                        close()
         except ModelError as failure:
             events.append({"type": "error", "error": failure.to_event_error()})
             self._append(key, request, events)
@@ -124,15 +185,27 @@ class ReplayModel:
         self._append(key, request, events)
 
     def _append(self, key: str, request: dict, events: list[dict]) -> None:
-        entry = {"key": key, "model": self.model_id, "request": request, "events": events}
+        last = events[-1] if events else None
+        if _is_error(last) and isinstance(last.get("error"), dict) and last["error"].get("code") in NOT_RECORDED:
+            return
+        entry = {"key": key, "model": request["model"], "request": request, "events": events}
         line = orjson.dumps(entry, option=orjson.OPT_NON_STR_KEYS) + b"\n"
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "ab") as file:
+            with open(self.path, "ab+") as file:
+                if file.seek(0, os.SEEK_END):  # a cut last line (no newline): start a new one, don't glue onto it
+                    file.seek(-1, os.SEEK_END)
+                    if file.read(1) != b"\n":
+                        line = b"\n" + line
                 file.write(line)
-            self.recordings.setdefault(key, []).append(entry)
+            self._index(entry)
             self._seen[key] = len(self.recordings[key])
             self.recorded += 1
+
+    def _index(self, entry: dict) -> None:
+        self.recordings.setdefault(entry["key"], []).append(entry)
+        if isinstance(entry.get("request"), dict):
+            self._by_content.setdefault(_content_key(entry["request"]), set()).add(entry["key"])
 
     def _load(self) -> None:
         if not self.path.exists():
@@ -152,7 +225,7 @@ class ReplayModel:
                 warnings.warn(f"ReplayModel: {self.path.name} line {number} is not a recording "
                               "({key, request, events}); skipped", RuntimeWarning, stacklevel=3)
                 continue
-            self.recordings.setdefault(entry["key"], []).append(entry)
+            self._index(entry)
 
     # -- misses -----------------------------------------------------------------------------------
 
@@ -178,9 +251,13 @@ class ReplayModel:
         return best
 
 
+def _is_error(event: Any) -> bool:
+    return isinstance(event, dict) and event.get("type") == "error"
+
+
 def _failed(entry: dict) -> bool:
     events = entry.get("events") or []
-    return bool(events) and isinstance(events[-1], dict) and events[-1].get("type") == "error"
+    return bool(events) and _is_error(events[-1])
 
 
 def _lines(request: Any) -> list[str]:

@@ -129,7 +129,8 @@ def _arguments_model(name: str, function: Callable[..., Any], descriptions: dict
     fields: dict[str, Any] = {}
     for parameter in signature.parameters.values():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
-            raise ToolDefinitionError(f"tools: {name} takes *{parameter.name}; a tool's parameters must be named")
+            stars = "*" if parameter.kind is parameter.VAR_POSITIONAL else "**"
+            raise ToolDefinitionError(f"tools: {name} takes {stars}{parameter.name}; a tool's parameters must be named")
         if parameter.kind is parameter.POSITIONAL_ONLY:
             raise ToolDefinitionError(f"tools: {name}'s parameter {parameter.name} is positional-only; tools are called with keywords")
         annotation = hints.get(parameter.name, Any)
@@ -154,10 +155,18 @@ def _schema(model: type[pydantic.BaseModel]) -> dict[str, Any]:
     return _untitled(model.model_json_schema())
 
 
-def _untitled(node: Any) -> Any:
+_DATA_KEYS = frozenset({"default", "const", "enum", "examples", "example"})
+"""Schema keywords whose values are data (a default dict's ``"title"`` key is not pydantic's noise)."""
+_NAME_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions"})
+"""Schema keywords whose values map names to schemas (a parameter may be named ``title`` or ``default``)."""
+
+
+def _untitled(node: Any, *, names: bool = False) -> Any:
     if isinstance(node, dict):
-        return {key: _untitled(value) for key, value in node.items()
-                if not (key == "title" and isinstance(value, str))}
+        if names:
+            return {key: _untitled(value) for key, value in node.items()}
+        return {key: value if key in _DATA_KEYS else _untitled(value, names=key in _NAME_MAPS)
+                for key, value in node.items() if not (key == "title" and isinstance(value, str))}
     if isinstance(node, list):
         return [_untitled(value) for value in node]
     return node
