@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import inspect
 import re
 from typing import Any
 
 import orjson
 
 from ..context import MessageType, content_indexer
-from .connector import Provider, SdkModel
+from .connector import Provider, SdkModel, sdk_arguments
 from .convert import (RequestError, is_image, is_native_tool, joined_text, media_type, numbered,
                       split_options, tool_schema)
 from .errors import error_event
@@ -377,63 +376,9 @@ def _end(state: dict) -> dict:
 
 # -- the SDK -----------------------------------------------------------------------------------
 
-_NOT_BODY = frozenset({"self", "extra_headers", "extra_query", "extra_body", "timeout"})
-_PARAMETERS: dict[type, frozenset[str] | None] = {}
-
-
-def _body_parameters(messages_resource: Any) -> frozenset[str] | None:
-    """The body fields ``messages.create`` names; the others must go through ``extra_body``."""
-    kind = type(messages_resource)
-    if kind not in _PARAMETERS:
-        try:
-            parameters = inspect.signature(messages_resource.create).parameters.values()
-        except (TypeError, ValueError):
-            _PARAMETERS[kind] = None
-        else:
-            _PARAMETERS[kind] = None if any(p.kind is p.VAR_KEYWORD for p in parameters) else (
-                frozenset(p.name for p in parameters) - _NOT_BODY)
-    return _PARAMETERS[kind]
-
-
-class _Opened:
-    """An async raw response with its stream already parsed: the async SDK's ``parse()`` is a
-    coroutine, while the connector calls ``parse()`` plainly."""
-
-    def __init__(self, raw: Any, stream: Any) -> None:
-        self.headers = raw.headers
-        self.raw = raw
-        self._stream = stream
-
-    def parse(self) -> Any:
-        return self._stream
-
-
 def _open(client: Any, request: dict) -> Any:
-    """``messages.with_raw_response.create``: options the SDK has no parameter for (``temperature`` in
-    recent SDKs, fields newer than the SDK) go into ``extra_body``, so the body is the request as built."""
-    known = _body_parameters(client.messages)
-    kwargs = dict(request)
-    if known is not None:
-        extra = dict(kwargs.pop("extra_body", None) or {})  # an extra_body option is merged, as the SDK does
-        extra.update({key: kwargs.pop(key) for key in list(kwargs) if key not in known})
-        if extra:
-            kwargs["extra_body"] = extra
-    call = client.messages.with_raw_response.create(**kwargs)
-    return _parsed(call) if inspect.isawaitable(call) else call
-
-
-async def _parsed(call: Any) -> _Opened:
-    raw = await call
-    try:
-        stream = raw.parse()
-        if inspect.isawaitable(stream):
-            stream = await stream
-    except BaseException:
-        closing = raw.close()
-        if inspect.isawaitable(closing):
-            await closing
-        raise
-    return _Opened(raw, stream)
+    """``messages.with_raw_response.create``, with options the SDK has no parameter for in ``extra_body``."""
+    return client.messages.with_raw_response.create(**sdk_arguments(client.messages.create, request))
 
 
 ANTHROPIC = Provider(

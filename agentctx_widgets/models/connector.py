@@ -23,6 +23,7 @@ every provider:
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
@@ -41,6 +42,34 @@ def import_sdk(module: str, extra: str) -> Any:
         raise ImportError(
             f"the {module!r} package is needed for this model: pip install \"agentctx-widgets[{extra}]\""
         ) from error
+
+
+_NOT_BODY = frozenset({"self", "extra_headers", "extra_query", "extra_body", "timeout"})
+_BODY_PARAMETERS: dict[Any, frozenset[str] | None] = {}
+
+
+def sdk_arguments(create: Callable[..., Any], request: dict) -> dict:
+    """``request`` as keyword arguments for an SDK's ``create``: the body fields it names stay, every other
+    option (vLLM's ``top_k``, ``chat_template_kwargs``, a field newer than the SDK, ``temperature`` where
+    an SDK dropped the parameter) goes into ``extra_body`` — merged with one given as an option — which
+    the SDK sends in the body too. So the body on the wire is the request the builder made."""
+    function = getattr(create, "__func__", create)
+    if function not in _BODY_PARAMETERS:
+        try:
+            parameters = inspect.signature(create).parameters.values()
+        except (TypeError, ValueError):
+            _BODY_PARAMETERS[function] = None
+        else:
+            _BODY_PARAMETERS[function] = None if any(p.kind is p.VAR_KEYWORD for p in parameters) else (
+                frozenset(p.name for p in parameters) - _NOT_BODY)
+    known = _BODY_PARAMETERS[function]
+    if known is None:
+        return request
+    arguments = {key: value for key, value in request.items() if key in known}
+    extra = {**(request.get("extra_body") or {}), **{k: v for k, v in request.items() if k not in known and k != "extra_body"}}
+    if extra:
+        arguments["extra_body"] = extra
+    return arguments
 
 
 @dataclass(frozen=True)
@@ -173,6 +202,8 @@ class SdkModel:
                 client = self.client
             raw = await self.provider.open(client, request)
             stream = raw.parse()
+            if inspect.isawaitable(stream):  # the Anthropic SDK's async parse() is a coroutine
+                stream = await stream
             yield self._start(raw)
             async for chunk in stream:
                 for event in translator.feed(_as_dict(chunk)):

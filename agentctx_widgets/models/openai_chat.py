@@ -11,8 +11,12 @@ Two pure halves and a thin class:
   (DeepSeek, vLLM, llama.cpp) or ``reasoning`` (Ollama, OpenRouter) deltas become a thinking block;
   ``content`` a text block; ``refusal`` a text block of its own (the refusal is what the model said);
   ``tool_calls`` deltas, keyed by their ``index`` and split across any number of chunks, become
-  ``tool_call_*`` events. ``done`` carries the usage chunk and ``stopReason`` (``finish_reason``).
-- :class:`OpenAIChatModel` — the SDK connector (see :mod:`.connector`).
+  ``tool_call_*`` events (Gemini's endpoint sends whole calls without ``index``: keyed by ``id``).
+  ``done`` carries the usage chunk and ``stopReason`` (``finish_reason`` as sent: Gemini says
+  ``"stop"`` after tool calls).
+- :class:`OpenAIChatModel` — the SDK connector (see :mod:`.connector`). Options the SDK's
+  ``create`` does not name (vLLM's ``top_k``, ``chat_template_kwargs``) are sent through its
+  ``extra_body``, so they reach the server as body fields.
 
 Thinking blocks are not sent back: Chat Completions has no input field for them (DeepSeek documents
 that ``reasoning_content`` must not be sent back).
@@ -25,7 +29,7 @@ from typing import Any
 import orjson
 
 from ..context import MessageType, content_indexer
-from .connector import Provider, SdkModel
+from .connector import Provider, SdkModel, sdk_arguments
 from .convert import (RequestError, blocks, data_url, image_source, is_image, is_native_tool, joined_text,
                       media_type, numbered, only_text, split_options, tool_result_text, tool_schema)
 from .errors import error_event
@@ -116,7 +120,10 @@ class ChatTranslator:
     def __init__(self) -> None:
         self._indexes = content_indexer()
         self._open: dict[Any, str] = {}  # key -> block kind, in first-appearance order
-        self._calls: dict[Any, dict] = {}  # tool-call key -> {"id", "name", "buffer", "started"}
+        self._calls: dict[Any, dict] = {}  # tool-call key -> {"id", "given", "name", "buffer", "started"}
+        self._by_index: dict[int, Any] = {}  # a delta's tool_calls[].index -> the call it continues
+        self._by_id: dict[str, Any] = {}
+        self._last_call: Any = None
         self._usage: Any = None
         self._finish: str | None = None
         self._ended = False
@@ -141,8 +148,9 @@ class ChatTranslator:
                 events += self._text("text", "text", delta["content"])
             if isinstance(delta.get("refusal"), str) and delta["refusal"]:
                 events += self._text("refusal", "text", delta["refusal"])
-            for position, call in enumerate(delta.get("tool_calls") or []):
-                events += self._tool_call(position, call)
+            for call in delta.get("tool_calls") or []:
+                if isinstance(call, dict):
+                    events += self._tool_call(call)
             if choice.get("finish_reason"):
                 self._finish = choice["finish_reason"]
         return events
@@ -174,12 +182,39 @@ class ChatTranslator:
         events.append({"type": f"{kind}_delta", "contentIndex": index, "delta": delta})
         return events
 
-    def _tool_call(self, position: int, call: dict) -> list[dict]:
-        key = ("tool", call["index"] if isinstance(call.get("index"), int) else call.get("id") or position)
-        state = self._calls.setdefault(key, {"id": None, "name": "", "buffer": "", "started": False})
-        function = call.get("function") or {}
-        if call.get("id") and not state["id"]:
-            state["id"] = call["id"]
+    def _call_key(self, call: dict) -> Any:
+        """Which call a ``tool_calls`` delta continues. OpenAI keys deltas by ``index`` and sends the
+        ``id`` on the first only. Gemini's OpenAI endpoint sends no ``index`` (each call whole, with its
+        ``id``); a delta with neither continues the latest call. A new ``id`` at a known ``index`` is a new
+        call (proxies that number every call 0), never more arguments for the old one."""
+        index, given = call.get("index"), call.get("id")
+        index = index if isinstance(index, int) and not isinstance(index, bool) else None
+        given = given if isinstance(given, str) and given else None
+        key = None
+        if index is not None:
+            key = self._by_index.get(index)
+            if key is not None and given and self._calls[key]["given"] not in (None, given):
+                key = None
+        elif given:
+            key = self._by_id.get(given)
+        elif self._last_call is not None:
+            key = self._last_call
+        if key is None:
+            key = ("tool", len(self._calls))
+            self._calls[key] = {"id": None, "given": None, "name": "", "buffer": "", "started": False}
+        if index is not None:
+            self._by_index[index] = key
+        if given:
+            self._by_id.setdefault(given, key)
+        self._last_call = key
+        return key
+
+    def _tool_call(self, call: dict) -> list[dict]:
+        key = self._call_key(call)
+        state = self._calls[key]
+        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        if isinstance(call.get("id"), str) and call["id"] and not state["given"]:
+            state["given"] = call["id"]
         if isinstance(function.get("name"), str) and function["name"] and not state["started"]:
             state["name"] = function["name"]
         arguments = function.get("arguments")
@@ -188,9 +223,8 @@ class ChatTranslator:
             state["started"] = True
             index = self._indexes.of(key)
             self._open[key] = "tool_call"
-            call_id = state["id"] or f"call_{index}"
-            state["id"] = call_id
-            events.append({"type": "tool_call_start", "contentIndex": index, "callId": call_id, "name": state["name"]})
+            state["id"] = state["given"] or f"call_{index}"
+            events.append({"type": "tool_call_start", "contentIndex": index, "callId": state["id"], "name": state["name"]})
             if state["buffer"]:
                 events.append({"type": "tool_call_delta", "contentIndex": index, "delta": state["buffer"]})
         if isinstance(arguments, str) and arguments:
@@ -209,7 +243,8 @@ class ChatTranslator:
 
 
 def _open(client: Any, request: dict) -> Any:
-    return client.chat.completions.with_raw_response.create(**request)
+    completions = client.chat.completions
+    return completions.with_raw_response.create(**sdk_arguments(completions.create, request))
 
 
 CHAT = Provider(
