@@ -234,7 +234,11 @@ class ReplayModel:
         text = f"replay: request {key} is not recorded in {where}"
         nearest = self._nearest(request)
         if nearest is not None:
-            text += f"; it differs from the nearest recorded request ({nearest['key']}):\n" + _diff(nearest["request"], request)
+            recorded = nearest["request"]
+            if self.model is None:  # no model to tell apart: compare what was asked, not who was asked
+                recorded = {k: v for k, v in recorded.items() if k != "model"}
+                request = {k: v for k, v in request.items() if k != "model"}
+            text += f"; it differs from the nearest recorded request ({nearest['key']}):\n" + _diff(recorded, request)
         else:
             text += "; nothing is recorded yet"
         text += "\n(record it: ReplayModel(path, model=<a real model>) with the network and a key)"
