@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 import quickjs
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from agentctx_widgets.output import (
@@ -288,16 +288,21 @@ def test_js_and_python_agree_on_every_vector(js_engine):
 
 
 def test_the_generated_messages_reach_every_outcome():
-    """Guards the strategies above: they must reach every outcome, or the properties prove little."""
+    """Guards the strategies above: they must reach every outcome, or the properties prove little.
+
+    Up to three fixed seeds of 400 examples each: Hypothesis also draws constants from the modules that
+    are loaded, so one seed's examples differ between a run of this file and of the whole suite."""
     OUTCOMES.clear()
-
-    @given(SEQUENCES)
-    @settings(max_examples=400, derandomize=True, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow])
-    def collect(messages):
-        run_python(messages)
-
-    collect()
     expected = {"ok", "invalid_message", "invalid_action", "bad_path", "closed", "unknown_id", "missing_value",
                 "bad_index", "not_container", "type_mismatch"}
+    for number in range(3):
+        @seed(number)
+        @given(SEQUENCES)
+        @settings(max_examples=400, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+        def collect(messages):
+            run_python(messages)
+
+        collect()
+        if expected <= set(OUTCOMES):
+            break
     assert expected <= set(OUTCOMES), OUTCOMES
