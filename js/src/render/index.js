@@ -20,7 +20,8 @@
  *                                      toolCall blocks carry data-call-id
  *   [data-testid=actx-tool-result]     a tool result (data-call-id; data-index when linked; data-error=true when failed)
  *   [data-testid=actx-response-error]  a failed response's error; [data-testid=actx-retry] its retry hint
- *   [data-testid=actx-pending]         the streaming assistant message (data-streaming=true)
+ *   [data-testid=actx-pending]         the streaming assistant message (data-streaming=true; false once it
+ *                                      stopped with an error, e.g. an interrupted reply the kernel did not commit)
  *   [data-testid=actx-outputs]         output list; .actx-out[data-output-id][data-kind] one output message
  *                                      (data-done=true once done); .actx-group[data-group-id] a group box
  *   .actx-md                           a Markdown container (.actx-md-chunk finished parts, .actx-md-tail the rest)
@@ -96,11 +97,16 @@ export function createRenderer(el, options = {}) {
       pendingView = null;
       return;
     }
-    const env = { index: null, streaming: true };
-    if (pendingView?.update && pendingView.update(message, env)) return;
+    // a pending reply with an error stopped (an interrupt, a failed stream): no longer "streaming"
+    const streaming = message.error === undefined || message.error === null;
+    const env = { index: null, streaming };
+    if (pendingView?.update && pendingView.update(message, env)) {
+      pendingView.el.setAttribute("data-streaming", String(streaming));
+      return;
+    }
     const view = createMessageView(message, env);
     view.el.setAttribute("data-testid", "actx-pending");
-    view.el.setAttribute("data-streaming", "true");
+    view.el.setAttribute("data-streaming", String(streaming));
     if (pendingView) pendingView.el.replaceWith(view.el);
     else pendingSlot.append(view.el);
     pendingView = view;
