@@ -47,6 +47,7 @@ bench: setup chromium
 	$(PY) bench/assemble.py
 	$(PY) bench/stream.py
 	$(PY) bench/load.py
+	$(PY) bench/models.py
 
 clean:
 	rm -rf $(VENV) js/node_modules agentctx_widgets/static

@@ -51,7 +51,8 @@ def test_plain_turn_appends_streams_commits_and_sends():
     assert result.response["content"] == "Hello there" and result.response["message"] == assistant("Hello there")
     # the growing message after every event, then None once committed
     texts = [None if p is None else text_of(p) for p in view.pendings()]
-    assert texts == ["", "", "Hello", "Hello ther", "Hello there", "Hello there", "Hello there", None]
+    # start and text_start show nothing yet; each delta, text_end and done do
+    assert texts == ["Hello", "Hello ther", "Hello there", "Hello there", "Hello there", None]
     assert len({id(obj) for obj in view.pending_objects[:-1]}) == 1  # by reference: one live object
     assert [m["props"]["content"] for m in result.output] == ["Hello there"]
     assert set(result.timings) >= {"model", "commit", "total"}

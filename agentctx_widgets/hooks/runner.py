@@ -62,6 +62,12 @@ INTERRUPTED = {"message": "interrupted: the turn was stopped before it finished;
 """``TurnResult.error`` of an interrupted turn, and the mark on the partial response the view keeps."""
 
 
+_NOTHING_TO_SHOW = frozenset({"start", "text_start", "thinking_start"})
+"""Events that add nothing visible: showing the pending message only from the first delta on makes the
+first characters the view's leading-edge batch instead of waiting out the 30 ms batch interval behind an
+empty block (bench/models.py: first byte → first character on the page)."""
+
+
 class TurnView(Protocol):
     """What the runner needs of a view (``ContextView`` has it): an Output sink and a pending message."""
 
@@ -410,11 +416,11 @@ class _Turn:
 
     def _consume(self, assembler: Any, event: dict, live: bool, meta: dict) -> None:
         assembler.consume(event)
-        if live:
+        kind = event.get("type") if isinstance(event, dict) else None
+        if live and kind not in _NOTHING_TO_SHOW:
             self._set_pending(assembler.message())
-        if not isinstance(event, dict):
+        if kind is None:
             return
-        kind = event.get("type")
         if kind == "start":
             for key in ("model", "provider", "rateLimits"):
                 if event.get(key):
