@@ -753,6 +753,72 @@ def bench_page(turns: int) -> tuple[list[tuple[str, str, str]], dict]:
     return rows, {"view": v, "bare": b, "send": s, "turns": turns}
 
 
+# ----------------------------------------------------------------------------- 3. interrupts
+
+INTERRUPT_CHILD = r"""
+import json, os, signal, sys, threading, time
+sys.path.insert(0, sys.argv[1])
+from wire_server import Reply, WireServer
+mode = sys.argv[2]
+chunk = ('data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m",'
+         '"choices":[{"index":0,"delta":{"content":"w "},"finish_reason":null}]}\n\n')
+with WireServer(Reply([chunk] * 400, delay=0.05)) as server:
+    sent = {}
+    def press():
+        sent["at"] = time.perf_counter()
+        os.kill(os.getpid(), signal.SIGINT)
+    if mode == "turn":
+        from agentctx_widgets import Context, run_turn
+        from agentctx_widgets.models import OpenAIChatModel
+        def watch():
+            while not server.first_byte_at:
+                time.sleep(0.002)
+            time.sleep(0.2)
+            press()
+        threading.Thread(target=watch, daemon=True).start()
+        try:
+            run_turn(Context(), "hi", model=OpenAIChatModel("m", base_url=server.url, api_key="x"))
+        except KeyboardInterrupt:
+            raised = time.perf_counter()
+        server.disconnected.wait(5)
+        closed = time.perf_counter() if server.disconnected.is_set() else None
+    else:  # the floor: Ctrl-C in a plain time.sleep loop
+        threading.Timer(0.2, press).start()
+        try:
+            while True:
+                time.sleep(0.05)
+        except KeyboardInterrupt:
+            raised = time.perf_counter()
+        closed = None
+    print(json.dumps({"raised": (raised - sent["at"]) * 1000,
+                      "closed": None if closed is None else (closed - sent["at"]) * 1000}))
+"""
+
+
+def bench_interrupts(runs: int) -> list[tuple[str, str, str]]:
+    """SIGINT while a real connector streams: until KeyboardInterrupt reaches the caller, and until the
+    server sees its socket closed; against Ctrl-C in a bare ``time.sleep`` loop (the least it can take)."""
+    tests = str(REPO / "tests")
+    samples: dict[str, list[dict]] = {"turn": [], "sleep": []}
+    for _ in range(runs):
+        for mode in ("turn", "sleep"):
+            out = subprocess.run([sys.executable, "-c", INTERRUPT_CHILD, tests, mode], capture_output=True,
+                                 text=True, timeout=60, check=True)
+            samples[mode].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    raised = sorted(s["raised"] for s in samples["turn"])
+    closed = sorted(s["closed"] for s in samples["turn"] if s["closed"] is not None)
+    floor = sorted(s["raised"] for s in samples["sleep"])
+    median = lambda values: values[len(values) // 2]  # noqa: E731
+    return [
+        (f"Ctrl-C while `OpenAIChatModel` streams: SIGINT → `KeyboardInterrupt` in the caller ({runs} runs)",
+         f"median {median(raised):.1f} ms, max {raised[-1]:.1f} ms",
+         f"Ctrl-C in a bare `time.sleep` loop: median {median(floor):.1f} ms; target ≤ 500 ms"),
+        ("… SIGINT → the server sees the HTTP stream closed",
+         f"median {median(closed):.1f} ms, max {closed[-1]:.1f} ms ({len(closed)} of {runs} seen)",
+         "the server notices at its second write after the close, and writes every 50 ms"),
+    ]
+
+
 # ----------------------------------------------------------------------------- main
 
 def main() -> None:
@@ -760,7 +826,8 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=20_000, help="text deltas per stream (connector overhead)")
     parser.add_argument("--repeats", type=int, default=7, help="timed runs per side, interleaved")
     parser.add_argument("--turns", type=int, default=20, help="turns per side on the page")
-    parser.add_argument("--skip-browser", action="store_true", help="only the connector overhead")
+    parser.add_argument("--interrupts", type=int, default=10, help="interrupted turns (SIGINT in a child process)")
+    parser.add_argument("--skip-browser", action="store_true", help="only the connector overhead and interrupts")
     parser.add_argument("--profile", action="store_true", help="cProfile one run of each connector (stderr)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -769,6 +836,7 @@ def main() -> None:
         return
     started = time.time()
     rows, connectors = bench_connectors(args.events, args.repeats, args.profile)
+    rows += bench_interrupts(args.interrupts)
     page: dict = {}
     if not args.skip_browser:
         page_rows, page = bench_page(args.turns)
