@@ -66,6 +66,11 @@ CAUGHT_UP = """([sel, seq, count]) => { const els = document.querySelectorAll(se
   return els.length >= count && [...els].every(el => Number(el.dataset.seq) === seq); }"""
 
 
+SETTLED = """([sel, id, count, length]) => [...document.querySelectorAll(sel)].slice(0, count).every(el => {
+  const out = el.querySelector(`.actx-out[data-output-id="${id}"]`);
+  return !!out && out.textContent.trim().length === length; })"""
+
+
 def rendered_texts(lab, count: int) -> list[str]:
     return [lab.page.evaluate(TEXT_OF, [VIEW, "m", i]) for i in range(count)]
 
@@ -133,6 +138,9 @@ def test_late_second_and_reloaded_views_catch_up_to_the_same_state(lab):
     final = lab.kernel_json("{'seq': view.state()['seq'], 'text': final_text()}")
     lab.wait_for(CAUGHT_UP, [VIEW, final["seq"], 2], timeout=60)
     assert final["text"] == "".join(_piece(i) for i in range(30_000))
+    # the seq is rendered at once; a long open Markdown block's text settles on the renderer's timer,
+    # which a loaded machine runs late: wait for the text itself (what the user ends up seeing)
+    lab.wait_for(SETTLED, [VIEW, "m", 2, len(final["text"].strip())], timeout=60)
     for text in rendered_texts(lab, 2):
         assert text.strip() == final["text"].strip()
     lab.screenshot("catchup_after_reload", VIEW)

@@ -1,0 +1,120 @@
+"""Diagnostics: what Yao and its CUI client accept, but a hook author almost surely did not mean.
+
+The kit behaves like Yao at ``afab9c2`` and its client CUI at ``9c35de9`` (DESIGN.md "The reference
+rule"): a delta for an id never sent creates the message, an append of a number onto a string
+concatenates its text, id-less messages share one slot. Following them keeps a hook that works here
+working there; saying so is what no other tool does. Each case records a diagnostic ``{code, message,
+where, hint}`` on ``Output.diagnostics`` / ``TurnResult.diagnostics``, shown in the view as a badge;
+``strict=True`` turns the first one into a :class:`DiagnosticError` (raised where the message was sent,
+before anything of it is applied).
+
+:data:`DIAGNOSTICS` is the one table of codes: what happened (a template filled with the case's
+details) and the hint. The README lists every code with an example; a test checks the two agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Report = Callable[..., None]
+"""``report(code, where, **details)``: how the delta engine and the Output tell a collector."""
+
+DIAGNOSTICS: dict[str, tuple[str, str]] = {
+    # -- the delta engine: what the CUI client does (chatbox/utils/delta.ts, hooks/useChat.ts @ 9c35de9)
+    "unknown_id": (
+        "delta for {id!r}, which was never sent: the client shows it as a new message",
+        "send the first message for an id without delta: true, or check the id for a typo",
+    ),
+    "after_done": (
+        "message for {id!r} after it was marked done: the client starts it afresh (a delta applies to empty props)",
+        "use a new id for a new message; done: true is the last message for an id",
+    ),
+    "shared_slot": (
+        "{count} messages without an id share one slot: the client shows only the last of them",
+        "give every message an id (ctx.Send({..., id: 'step1'})) so each keeps its own place",
+    ),
+    "type_changed": (
+        "delta for {id!r} has type {new!r}, the message is {old!r}: the client switches its type",
+        "send deltas with the message's own type, or a non-delta message to replace it",
+    ),
+    "append_coerced": (
+        "append of a {kind} onto the text at {path}: the client concatenates its text form {text!r}",
+        "append strings onto strings; use replace or set for other values",
+    ),
+    "append_replaced": (
+        "append onto the {kind} at {path}: the client replaces it with the sent value",
+        "append works on strings and lists; use replace, set or merge for numbers and objects",
+    ),
+    "missing_value": (
+        "the delta's props have nothing at {path}: the client uses undefined ({effect})",
+        "put the value at the same path inside props as delta_path names",
+    ),
+    "merge_ignored": (
+        "merge of {value} at {path} changes nothing in the client (null and falsy values are skipped)",
+        "use replace or set to clear or zero a value",
+    ),
+    "merge_list_by_index": (
+        "merge of a {source} onto a {target} at {path}: the client merges them index by index",
+        "use replace to swap a list, or append to extend it",
+    ),
+    "list_padded": (
+        "{path} is past the end of a list of {length}: the client fills the gap with null",
+        "append to grow a list, or set an index that exists",
+    ),
+    "path_made_object": (
+        "{path} creates an object with key {key!r}, not a list (a dotted index on a missing container)",
+        "write items[0] to create a list, or send the whole list",
+    ),
+    "path_overwrote": (
+        "{path} goes through a {kind}: the client replaces it with an empty object",
+        "make the value an object first, or change the path",
+    ),
+    "dropped": (
+        "the client drops this message: {reason}",
+        "the client's delta code throws on it and ignores the message; fix the path or the props",
+    ),
+    "path_literal": (
+        "delta_path part {part!r} is a literal key in the client, not a list index",
+        "use name[0] (one index per part, letters, digits and _) or dotted indexes: items.0.name",
+    ),
+    "invalid_action": (
+        "unknown delta_action {action!r}: the client changes nothing but the type and done",
+        "delta_action is append, replace, merge or set",
+    ),
+    "bare_done_kept": (
+        "done with empty props for {id!r}: kept as the seed shows, but the CUI client at 9c35de9 blanks the message",
+        "send the final content with done: true, or a delta with done: true, to be safe on that client",
+    ),
+}
+"""code → (message template, hint). Templates are filled with the reporter's details."""
+
+
+class DiagnosticError(ValueError):
+    """``strict=True``: a message that Yao would accept but that would surprise a hook author."""
+
+    def __init__(self, diagnostic: dict) -> None:
+        super().__init__(f"[{diagnostic['code']}] {diagnostic['where']}: {diagnostic['message']} "
+                         f"(hint: {diagnostic['hint']})")
+        self.diagnostic = diagnostic
+        self.code = diagnostic["code"]
+
+
+def diagnostic(code: str, where: str, **details: Any) -> dict:
+    """The diagnostic dict for ``code`` at ``where``, its message filled from ``details``."""
+    template, hint = DIAGNOSTICS[code]
+    try:
+        message = template.format(**details)
+    except (KeyError, IndexError, ValueError):
+        message = template
+    return {"code": code, "message": message, "where": where, "hint": hint}
+
+
+class Collector:
+    """Diagnostics gathered while one message is planned; released only when it is applied."""
+
+    def __init__(self) -> None:
+        self.items: list[dict] = []
+
+    def __call__(self, code: str, where: str, **details: Any) -> None:
+        self.items.append(diagnostic(code, where, **details))
