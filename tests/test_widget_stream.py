@@ -199,12 +199,20 @@ def test_a_done_delta_closes_the_message_and_ends_coalescing():
     assert replay(rec.sent)["outputs"] == proto.outputs
 
 
-def test_a_bad_delta_warns_and_sends_nothing():
+def test_a_message_that_is_not_one_warns_and_sends_nothing():
     proto, timers, rec = make()
     with pytest.warns(UserWarning, match="nope"):
-        proto.output(append("nope", "x"))
+        proto.output({"id": "nope", "props": {"content": "x"}})  # no type: the engine refuses it
     timers.advance(1.0)
     assert [m for m in rec.sent if m["kind"] == "batch"] == []
+
+
+def test_a_delta_for_an_unknown_id_creates_the_message_as_the_client_does():
+    proto, timers, rec = make()
+    proto.output(append("nope", "x"))  # Output reports unknown_id; the view shows what the client shows
+    timers.advance(1.0)
+    assert proto.outputs["messages"]["nope"] == {"id": "nope", "type": "text", "props": {"content": "x"}, "done": False}
+    assert replay(rec.sent)["outputs"] == proto.outputs
 
 
 def test_one_hundred_thousand_deltas_arrive_whole_in_at_most_one_message_per_30ms():

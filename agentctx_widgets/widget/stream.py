@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from agentctx_widgets.output.delta import apply_message_in_place, new_state
+from agentctx_widgets.output.delta import SHARED_SLOT, apply_message_in_place, new_state
 
 Send = Callable[[dict[str, Any]], None]
 """Delivers one comm message (a batch or a snapshot) to every view."""
@@ -168,7 +168,8 @@ class StreamProtocol:
             if self._try_extend_append(message):
                 self._after_op()
                 return
-            self._settle_open(message.get("id"))
+            # an id-less (or id "") message goes to the engine's shared slot: settle that one's appends
+            self._settle_open(message.get("id") or SHARED_SLOT)
             try:
                 apply_message_in_place(self.outputs, message)
             except (TypeError, ValueError) as error:  # DeltaError is a ValueError; keep the stream alive

@@ -6,6 +6,8 @@
 // kernel or from the synced `_snapshot` trait, which is all a saved notebook has), and hands the
 // renderer at most one update per animation frame.
 
+import { SHARED_SLOT } from "./delta.js";
+
 /** @typedef {{order: string[], messages: Record<string, any>}} Outputs */
 /**
  * @typedef {{seq: number, header: Record<string, any>, context: any[], pending: any, outputs: Outputs}} State
@@ -96,9 +98,8 @@ export class ProtocolStore {
     switch (op.op) {
       case "out": {
         state.outputs = this.applyOut(state.outputs, op.message);
-        const order = state.outputs.order;
-        const id = op.message.id ?? order[order.length - 1];
-        addChange(changes, "outputs", id);
+        // an id-less message (or id "") lands in the engine's shared slot, wherever that stands
+        addChange(changes, "outputs", op.message.id || SHARED_SLOT);
         return;
       }
       case "pending_append": {

@@ -3,7 +3,7 @@ import { connect, emptyState, peekSeq, ProtocolStore, SYNC_RETRY_MS } from "../s
 
 /** A minimal stand-in for the delta engine: replace, or string append at a top-level path. */
 function applyOut(outputs, message) {
-  const id = message.id ?? `#${outputs.order.length}`;
+  const id = message.id || "ai-response-unknown"; // the engine's shared slot for id-less messages
   const messages = { ...outputs.messages };
   const order = [...outputs.order];
   const old = messages[id];
@@ -254,6 +254,17 @@ describe("ProtocolStore ops", () => {
     expect(store.takeChanges()).toEqual({ context: "all" });
     store.applyBatch({ seq: 3, ops: [{ op: "ctx", action: "reset", messages: [m("x"), m("y")] }] });
     expect(store.state.context).toHaveLength(2);
+  });
+
+  it("marks the shared slot as changed for an id-less output, wherever the slot stands", () => {
+    const store = loaded();
+    const out = (message) => ({ op: "out", message });
+    store.applyBatch({ seq: 1, ops: [out({ type: "text", props: { content: "a" } }), out({ type: "text", id: "m", props: { content: "b" } })] });
+    store.takeChanges();
+    store.applyBatch({ seq: 2, ops: [out({ type: "text", id: "", props: { content: "c" } })] });
+    expect(store.state.outputs.order).toEqual(["ai-response-unknown", "m"]);
+    expect(store.state.outputs.messages["ai-response-unknown"].props).toEqual({ content: "c" });
+    expect(store.takeChanges()).toEqual({ outputs: ["ai-response-unknown"] });
   });
 
   it("pending, pending_append, header and clear_output", () => {
