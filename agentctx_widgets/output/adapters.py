@@ -1,211 +1,256 @@
-"""Client adapters: what a client that ``accept``s a given format receives (seed 000, "Message Types
-and Client Support"). Both are ``Output`` sinks and record what they produced.
+"""Client adapters: what a client that ``accept``s a given format receives, as Yao's writers send it
+(``agent/output/adapters/{openai,cui}/`` at ``afab9c2``; DESIGN.md "Output messages and deltas").
 
-- ``CuiAdapter`` (``cui-web``, ``cui-native``, …): every message, unchanged.
-- ``StandardAdapter`` (``standard``): OpenAI ``chat.completion.chunk`` dicts. A standard client can only
-  append, so each chunk carries what a message *added* to the text the client already has: the
-  appended string of an ``append`` delta, or the new tail of a replaced text that extends the old one (a
-  replacement that rewrites earlier text sends nothing). An ``error`` message ends the stream with an
-  ``{"error": {...}}`` object; nothing is emitted after it.
+Both are ``Output`` sinks: ``write(messages)`` for messages sent with ``Send``, ``write_group(group)``
+for one ``SendGroup`` (a normalized group, ``{"id", "messages", "metadata"?}``; ``Output.flush`` calls it
+on sinks that have it, in order with the plain writes). ``.chunks`` holds what the client received, one
+entry per SSE ``data:`` payload.
+
+- ``CuiAdapter`` (``cui-web``, ``cui-native``, ``cui-desktop``): each message as Yao's CUI writer
+  marshals ``message.Message`` (``cui_message``); a group as ONE ``{id, messages, metadata}`` object.
+- ``StandardAdapter`` (``standard``, and any other ``accept``, as Yao's ``NewOutput`` routes it):
+  OpenAI ``chat.completion.chunk`` dicts as Yao's OpenAI writer sends them; the conversions per type
+  are the table in ``message_types``.
 """
 
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any
 
-import orjson
-
-from . import messages as types
-from .delta import apply_message_in_place, new_state
+from .diagnostics import diagnostic
+from .message_types import YAO_MODEL, ConvertError, StandardConfig, lookup, to_standard
+from .messages import FIELDS, METADATA_FIELDS, OutputGroup, OutputMessageError
 
 Chunk = dict[str, Any]
-_DROPPED = frozenset({types.LOADING, types.ACTION, types.EVENT, types.USER_INPUT})
-_TEXT_FIELDS = {types.TEXT: ("content", "content"), types.THINKING: ("content", "reasoning_content")}
-_GROWING = {types.TEXT: "content", types.THINKING: "content", types.TOOL_CALL: "arguments"}
+
+DONE = "[DONE]"
+"""The payload of the last SSE event Yao's OpenAI writer sends (``data: [DONE]``, openai/writer.go:190-207)."""
+
+CUI_ACCEPTS = frozenset({"cui-web", "cui-native", "cui-desktop"})
+"""The ``accept`` values Yao gives its CUI writer (agent/output/output.go:35-37); any other is standard."""
+
+
+# ---- CUI ----------------------------------------------------------------------------------------
+
+def cui_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A normalized message as Yao's CUI writer puts it on the wire (cui/writer.go:90-123 marshals the
+    ``message.Message`` struct, types.go:34-65): Yao's fields only, in struct order, ``omitempty`` —
+    ``""``, ``false`` and empty props left out; ``metadata`` (when present, even ``{}``) keeps its non-zero
+    ``timestamp`` / ``sequence`` / ``trace_id``. ``type`` is always there."""
+    out: dict[str, Any] = {"type": message.get("type", "")}
+    props = message.get("props")
+    if props:
+        out["props"] = props
+    for key in FIELDS:
+        value = message.get(key)
+        if value:
+            out[key] = value
+    metadata = message.get("metadata")
+    if isinstance(metadata, dict):
+        out["metadata"] = {key: metadata[key] for key in METADATA_FIELDS if metadata.get(key)}
+    return out
+
+
+def cui_group(group: OutputGroup) -> dict[str, Any]:
+    """A normalized group as Yao's CUI writer sends it: ONE object ``{"id", "messages", "metadata"?}``
+    (cui/writer.go:58-74, ``message.Group`` types.go:68-72); ``id`` and ``messages`` always there."""
+    out: dict[str, Any] = {"id": group["id"], "messages": [cui_message(m) for m in group["messages"]]}
+    metadata = group.get("metadata")
+    if isinstance(metadata, dict):
+        out["metadata"] = {key: metadata[key] for key in METADATA_FIELDS if metadata.get(key)}
+    return out
 
 
 class CuiAdapter:
-    """A CUI client: records (and optionally forwards) every message unchanged."""
+    """A CUI client: records (and optionally forwards) what Yao's CUI writer would send.
+
+    ``.messages`` are the normalized messages received (a group's members included); ``.chunks`` the wire
+    objects. A group that reaches ``write`` instead of ``write_group`` (a sink list without group support)
+    goes out as its members, each with its ``group_id``. The CUI writer never fails and sends nothing on
+    close (cui/writer.go:84-87).
+    """
 
     def __init__(self, sink: Callable[[list[dict[str, Any]]], None] | None = None) -> None:
         self.messages: list[dict[str, Any]] = []
+        self.chunks: list[dict[str, Any]] = []
         self._forward = sink
-
-    @property
-    def chunks(self) -> list[dict[str, Any]]:
-        """What the client received: the messages themselves."""
-        return self.messages
 
     def write(self, messages: list[dict[str, Any]]) -> None:
         self.messages.extend(messages)
-        if self._forward is not None:
-            self._forward(list(messages))
+        self._send([cui_message(message) for message in messages])
 
+    def write_group(self, group: OutputGroup) -> None:
+        self.messages.extend(group["messages"])
+        self._send([cui_group(group)])
+
+    def _send(self, wire: list[dict[str, Any]]) -> None:
+        self.chunks.extend(wire)
+        if wire and self._forward is not None:
+            self._forward(wire)
+
+
+# ---- standard (OpenAI) --------------------------------------------------------------------------
 
 class StandardAdapter:
-    """An OpenAI-compatible client: turns output messages into ``chat.completion.chunk`` dicts.
+    """An OpenAI-compatible client, as Yao's OpenAI writer (openai/writer.go) serves it.
 
-    ``id`` / ``created`` / ``model`` are fixed per stream; pass them to get reproducible chunks.
-    ``sink``, if given, receives each batch of new chunks.
+    Each message becomes what its type's entry in ``message_types`` says (Yao's converters), wrapped in
+    ``{"id", "object": "chat.completion.chunk", "created", "model", "choices": [{"index": 0, "delta",
+    "finish_reason": None}]}`` (converter.go:318-332); the ``error`` object goes out as it is. As in Yao:
+
+    - ``id`` is the message's own id (``""`` for a message without one); ``model`` is ``"yao-agent"``;
+      ``created`` is the time each chunk is made. ``finish_reason`` is always ``None``: Yao never sends a
+      finish chunk, and ``finish()`` ends the stream with the ``"[DONE]"`` payload (Yao's ``Close``).
+    - No state and no diffing: text, thinking and loading send their prop as it is, so a non-delta
+      resend (or a ``replace`` delta) of a text the client already has makes it show twice — we follow
+      Yao and record a ``resend_duplicates`` diagnostic (on ``.diagnostics``, and to ``report``).
+    - A ``done`` message without ``delta`` sends nothing; ``role: "assistant"`` goes on the first chunk
+      of the first text or thinking message only; an ``error`` does not end the stream.
+    - An image without a url is Yao's error ``image message missing url``: ``check`` raises it as
+      ``OutputMessageError("Send failed: image message missing url")`` for ``Output.send`` to call before
+      it buffers anything; ``write`` writes nothing for such a message and raises the same error after
+      the rest of the batch (``write_group`` stops at it, as Yao's ``WriteGroup`` does).
+
+    Where we follow the seed (or sense) over Yao — listed in ``message_types``' docstring too: a
+    ``tool_call`` carries the seed's ``name`` / ``arguments`` (Yao reads only ``props.function``, which we
+    also take); a custom type's fallback link is ``📎 [View <type>](<link>)`` (Yao swaps label and
+    target); links to Yao's own view / trace pages are written only when ``base_url`` is given
+    (``message_types.YAO_BASE_URL`` is Yao's). Options: ``id`` (one id for every chunk, as an OpenAI
+    completion has) and ``created`` (a fixed time, for reproducible chunks) override Yao's values;
+    ``locale`` / ``reasoning`` are Yao's ``AdapterConfig.Locale`` / ``Capabilities.Reasoning`` (they
+    shape ``stream_start``). ``sink``, if given, receives each batch of new chunks.
     """
 
-    def __init__(self, *, id: str | None = None, created: int | None = None, model: str = "agentctx",
-                 sink: Callable[[list[Chunk]], None] | None = None) -> None:
-        self.id = id if id is not None else f"chatcmpl-{uuid.uuid4().hex}"
-        self.created = created if created is not None else int(time.time())
+    def __init__(self, *, id: str | None = None, created: int | None = None, model: str = YAO_MODEL,
+                 base_url: str | None = None, locale: str = "en", reasoning: bool = False,
+                 sink: Callable[[list[Any]], None] | None = None,
+                 report: Callable[..., None] | None = None) -> None:
+        self.id = id
+        self.created = created
         self.model = model
-        self.chunks: list[Chunk] = []
+        self.config = StandardConfig(base_url=base_url, locale=locale, reasoning=reasoning)
+        self.chunks: list[Any] = []
+        """The SSE payloads sent: chunk dicts, the ``error`` objects, and ``"[DONE]"`` after ``finish()``."""
         self.messages: list[dict[str, Any]] = []
+        self.diagnostics: list[dict] = []
         self.ended = False
         self._forward = sink
-        self._state = new_state()
-        self._sent_url: dict[str, str] = {}
-        self._tool_index: dict[str, int] = {}
-        self._role_sent = False
+        self._report = report
+        self._first_chunk = True
+        self._shown: dict[str, int] = {}  # message id -> characters of its resent prop a client shows
 
     # ---- sink ------------------------------------------------------------------------------------
 
+    def check(self, message: dict[str, Any]) -> None:
+        """Raise ``OutputMessageError("Send failed: …")`` if Yao's writer would refuse ``message`` (an
+        image without a url, converter.go:224-227); changes nothing."""
+        try:
+            to_standard(message, self.config)
+        except ConvertError as error:
+            raise OutputMessageError(f"Send failed: {error}") from None
+
+    def check_group(self, group: OutputGroup) -> None:
+        """``check`` for every member of a normalized group, with Yao's ``SendGroup failed: …`` text."""
+        for message in group["messages"]:
+            try:
+                to_standard(message, self.config)
+            except ConvertError as error:
+                raise OutputMessageError(f"SendGroup failed: {error}") from None
+
     def write(self, messages: list[dict[str, Any]]) -> None:
         """Convert a batch of messages; chunks go to ``.chunks`` (and the forwarding sink)."""
-        new: list[Chunk] = []
+        new: list[Any] = []
+        failed: OutputMessageError | None = None
         for message in messages:
-            if self.ended:
-                break
-            self.messages.append(message)
-            new.extend(self.convert(message))
+            try:
+                new.extend(self.convert(message))
+            except OutputMessageError as error:
+                failed = failed or error
+        self._send(new)
+        if failed is not None:
+            raise failed
+
+    def write_group(self, group: OutputGroup) -> None:
+        """Yao's ``WriteGroup`` (openai/writer.go:102-119): each member in turn, no group marker; the first
+        member that fails stops the rest (what was converted before it is sent)."""
+        new: list[Any] = []
+        try:
+            for message in group["messages"]:
+                new.extend(self.convert(message, failure="SendGroup failed"))
+        finally:
+            self._send(new)
+
+    def finish(self) -> str | None:
+        """End the stream as Yao's ``Close`` does: the ``"[DONE]"`` payload (returned; ``None`` if the
+        stream was already finished)."""
+        if self.ended:
+            return None
+        self.ended = True
+        self._send([DONE])
+        return DONE
+
+    def _send(self, new: list[Any]) -> None:
         self.chunks.extend(new)
         if new and self._forward is not None:
             self._forward(new)
 
-    def finish(self, reason: str | None = None) -> Chunk | None:
-        """End the stream with a ``finish_reason`` chunk (``"tool_calls"`` if any were sent, else
-        ``"stop"``); returns it, or ``None`` if the stream already ended."""
-        if self.ended:
-            return None
-        self.ended = True
-        reason = reason or ("tool_calls" if self._tool_index else "stop")
-        chunk = self._chunk({}, finish_reason=reason)
-        self.chunks.append(chunk)
-        if self._forward is not None:
-            self._forward([chunk])
-        return chunk
-
     # ---- conversion ------------------------------------------------------------------------------
 
-    def convert(self, message: dict[str, Any]) -> list[Chunk]:
-        """The chunks one message becomes (updating what the client is known to have)."""
-        known = self._state["messages"].get(message.get("id")) if isinstance(message, dict) else None
-        kind = known["type"] if known is not None else message.get("type") if isinstance(message, dict) else None
-        prop = _GROWING.get(kind)
-        appended = _appended_text(message, prop) if known is not None and prop else None
-        # Keep the old text only when we must diff: holding it would stop CPython growing it in place.
-        before = known["props"].get(prop) if known is not None and prop and appended is None else None
-        msg_id = apply_message_in_place(self._state, message)
-        entry = self._state["messages"][msg_id]
-        kind = entry["type"]
-        if kind in _TEXT_FIELDS:
-            return self._text_chunks(entry["props"], before, appended, *_TEXT_FIELDS[kind])
-        if kind == types.TOOL_CALL:
-            return self._tool_chunks(msg_id, entry["props"], before, appended)
-        if kind in (types.IMAGE, types.AUDIO, types.VIDEO):
-            return self._media_chunks(msg_id, kind, entry["props"])
-        if kind == types.ERROR:
-            self.ended = True
-            return [self._error(entry["props"])]
-        return []  # loading, action, event, user_input and unknown types: not for a standard client
+    def convert(self, message: dict[str, Any], *, failure: str = "Send failed") -> list[Any]:
+        """The payloads one message becomes (Yao's ``Writer.Write``, openai/writer.go:63-99)."""
+        self.messages.append(message)
+        try:
+            emits = to_standard(message, self.config)
+        except ConvertError as error:
+            raise OutputMessageError(f"{failure}: {error}") from None
+        spec = lookup(message.get("type"))
+        if spec.resent_prop is not None and emits:
+            self._track_resend(message, spec.resent_prop, emits[0].body)
+        out: list[Any] = []
+        for emit in emits:
+            if emit.kind == "chunk":
+                out.append(emit.body)
+                continue
+            delta = emit.body
+            if self._first_chunk and spec.takes_role:
+                delta["role"] = "assistant"
+                self._first_chunk = False
+            out.append({
+                "id": self.id if self.id is not None else message.get("id", ""),
+                "object": "chat.completion.chunk",
+                "created": self.created if self.created is not None else int(time.time()),
+                "model": self.model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+            })
+        return out
 
-    def _chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> Chunk:
-        if not self._role_sent and delta:
-            delta = {"role": "assistant", **delta}
-            self._role_sent = True
-        return {
-            "id": self.id,
-            "object": "chat.completion.chunk",
-            "created": self.created,
-            "model": self.model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
-        }
+    def _track_resend(self, message: dict[str, Any], prop: str, delta: dict[str, Any]) -> None:
+        msg_id = message.get("id")
+        if not msg_id:
+            return
+        sent = next((value for value in delta.values() if isinstance(value, str)), "")
+        shown = self._shown.get(msg_id, 0)
+        action = message.get("delta_action")
+        if message.get("delta"):
+            how = f"a {action!r} delta" if action in ("replace", "set", "merge") else None
+        else:
+            how = "a message without delta"
+        if how is not None and shown and sent:
+            self._diagnose("resend_duplicates", f"message {msg_id!r}", how=how, id=msg_id, prop=prop,
+                           shown=shown)
+        self._shown[msg_id] = shown + len(sent)
 
-    def _text_chunks(self, props: dict, before: Any, appended: str | None, prop: str,
-                     field: str) -> list[Chunk]:
-        now = props.get(prop)
-        if not isinstance(now, str):
-            return []  # e.g. an append that made the prop a list: nothing a standard client can show
-        added = appended if appended is not None else _tail(before, now)
-        return [self._chunk({field: added})] if added else []
-
-    def _tool_chunks(self, msg_id: str, props: dict[str, Any], before: Any, appended: str | None) -> list[Chunk]:
-        if msg_id not in self._tool_index:
-            self._tool_index[msg_id] = len(self._tool_index)
-            call = {"index": self._tool_index[msg_id], "id": props.get("id", msg_id), "type": "function",
-                    "function": {"name": props.get("name", ""), "arguments": _arguments(props.get("arguments"))}}
-            return [self._chunk({"tool_calls": [call]})]
-        if appended is None:
-            appended = _tail(_arguments(before), _arguments(props.get("arguments")))
-        if not appended:
-            return []
-        call = {"index": self._tool_index[msg_id], "function": {"arguments": appended}}
-        return [self._chunk({"tool_calls": [call]})]
-
-    def _media_chunks(self, msg_id: str, kind: str, props: dict[str, Any]) -> list[Chunk]:
-        url = props.get("url")
-        if not isinstance(url, str) or not url or self._sent_url.get(msg_id) == url:
-            return []
-        self._sent_url[msg_id] = url
-        if kind == types.IMAGE:
-            return [self._chunk({"content": f"![{_label(props.get('alt'), '')}]({_target(url)})"})]
-        label = props.get("title") or props.get("transcript") or kind
-        return [self._chunk({"content": f"[{_label(label, kind)}]({_target(url)})"})]
-
-    def _error(self, props: dict[str, Any]) -> Chunk:
-        error: dict[str, Any] = {"message": str(props.get("message", "")), "type": "error",
-                                 "code": props.get("code")}
-        if props.get("details") is not None:
-            error["details"] = props["details"]
-        return {"error": error}
-
-
-def _appended_text(message: dict[str, Any], prop: str) -> str | None:
-    """The string a message appends to ``prop`` when it is a plain append delta, else ``None``."""
-    if not message.get("delta") or (message.get("delta_action") or "append") != "append":
-        return None
-    path = message.get("delta_path")
-    if path and path != prop:
-        return None
-    value = (message.get("props") or {}).get(prop)
-    return value if isinstance(value, str) else None
-
-
-def _tail(before: Any, now: Any) -> str:
-    """What ``now`` adds after ``before``; nothing when it rewrites it (a client cannot take back text)."""
-    if not isinstance(now, str):
-        return ""
-    before = before if isinstance(before, str) else ""
-    return now[len(before):] if now.startswith(before) else ""
-
-
-def _arguments(value: Any) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else orjson.dumps(value).decode()
-
-
-def _label(text: Any, fallback: str) -> str:
-    """Text safe inside Markdown link brackets."""
-    text = str(text) if text else fallback
-    return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]").replace("\n", " ")
-
-
-def _target(url: str) -> str:
-    """A URL safe inside Markdown link parentheses."""
-    return url.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+    def _diagnose(self, code: str, where: str, **details: Any) -> None:
+        self.diagnostics.append(diagnostic(code, where, **details))
+        if self._report is not None:
+            self._report(code, where, **details)
 
 
 def adapter_for(accept: str, **options: Any) -> StandardAdapter | CuiAdapter:
-    """``"standard"`` gets a ``StandardAdapter``; any other client kind (``cui-web``, …) a ``CuiAdapter``."""
-    if accept == "standard":
-        return StandardAdapter(**options)
-    return CuiAdapter(**options)
+    """Yao's routing (agent/output/output.go:30-42): ``cui-web`` / ``cui-native`` / ``cui-desktop`` get a
+    ``CuiAdapter``; ``standard`` and every other value a ``StandardAdapter``."""
+    if accept in CUI_ACCEPTS:
+        return CuiAdapter(**options)
+    return StandardAdapter(**options)

@@ -1,38 +1,67 @@
-"""Output message shapes and their validation (seed 000, "Message Types" and "Message Props by Type").
+"""Output messages: the one place their envelope is checked (seed 000, "ctx.Send", "ctx.SendGroup").
 
-An output message is a plain JSON dict: ``{"type", "props", "id"?, "delta"?, "done"?, "delta_path"?,
-"delta_action"?, "group_id"?, "metadata"?}``. ``normalize_message`` turns the string shorthand into a
-text message, checks the envelope and the props a full message of a built-in type needs, and returns a
-private deep copy so a caller that reuses its dicts cannot change what was sent.
+``normalize_message`` accepts what Yao's ``parseMessage`` accepts (``agent/context/jsapi_helpers.go:12-99``
+at ``afab9c2``) and keeps what it keeps:
+
+- a string is the text shorthand ``{"type": "text", "props": {"content": s}}``;
+- ``type`` must be a string (``""`` is allowed), else ``invalid message: message.type is required and
+  must be a string``; anything that is not an object fails with Yao's ``message must be …`` text;
+- ``props`` (an object), ``id``, ``delta_path``, ``delta_action``, ``group_id`` (strings), ``delta``,
+  ``done``, ``type_change``, ``group_start``, ``group_end`` (booleans) and ``metadata`` are kept when
+  they have that type; **a field of the wrong type is dropped** (Yao drops it without a word), and so is
+  every other top-level key. ``metadata`` keeps only ``timestamp`` and ``sequence`` (numbers, truncated to
+  integers as Go's ``int64(float64)`` does) and ``trace_id`` (a string). Each drop is reported as a
+  ``field_dropped`` diagnostic when a ``report`` callable is given. A key given as ``None`` is simply
+  absent (JavaScript's ``undefined`` / ``null``).
+- ``id: ""`` is the same as no id (Yao's zero value), so it is left out;
+- props are never required or checked (the per-type props in ``message_types`` are informational), and
+  any ``delta_action`` string passes: the delta engine decides what it does.
+
+Differences from Yao, on purpose: the result always has ``props`` (``{}`` when none was kept; the CUI
+wire form leaves an empty one out, ``adapters.cui_message``), and a value JSON cannot carry (a set, bytes,
+NaN, a non-string key …) anywhere in the message is an ``OutputMessageError`` naming its place —
+messages travel to the browser and into saved notebooks as JSON (Yao's JavaScript bridge cannot even
+produce such values; a cyclic or BigInt value fails there with ``failed to convert message``).
+
+The result is a private deep copy, so a caller that reuses its dicts cannot change what was sent.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, Literal, NotRequired, TypedDict
 
-USER_INPUT = "user_input"
-TEXT = "text"
-THINKING = "thinking"
-LOADING = "loading"
-TOOL_CALL = "tool_call"
-ERROR = "error"
-IMAGE = "image"
-AUDIO = "audio"
-VIDEO = "video"
-ACTION = "action"
-EVENT = "event"
-
-MESSAGE_TYPES: tuple[str, ...] = (
-    USER_INPUT, TEXT, THINKING, LOADING, TOOL_CALL, ERROR, IMAGE, AUDIO, VIDEO, ACTION, EVENT,
+from .message_types import (  # noqa: F401 - re-exported: the type names live in the one table
+    ACTION,
+    AUDIO,
+    ERROR,
+    EVENT,
+    IMAGE,
+    LOADING,
+    MESSAGE_TYPES,
+    TEXT,
+    THINKING,
+    TOOL_CALL,
+    USER_INPUT,
+    VIDEO,
 )
 
 DeltaAction = Literal["append", "replace", "merge", "set"]
 DELTA_ACTIONS: tuple[str, ...] = ("append", "replace", "merge", "set")
 
+Report = Callable[..., None]
+
+
+class Metadata(TypedDict, total=False):
+    timestamp: int
+    sequence: int
+    trace_id: str
+
 
 class OutputMessage(TypedDict):
-    """One message sent with ``Send``; every key but ``type`` is optional."""
+    """One message sent with ``Send``; every key but ``type`` is optional (``props`` is always there
+    after ``normalize_message``)."""
 
     type: str
     props: dict[str, Any]
@@ -40,43 +69,24 @@ class OutputMessage(TypedDict):
     delta: NotRequired[bool]
     done: NotRequired[bool]
     delta_path: NotRequired[str]
-    delta_action: NotRequired[DeltaAction]
+    delta_action: NotRequired[str]
+    type_change: NotRequired[bool]
     group_id: NotRequired[str]
-    metadata: NotRequired[dict[str, Any]]
+    group_start: NotRequired[bool]
+    group_end: NotRequired[bool]
+    metadata: NotRequired[Metadata]
 
 
 class OutputGroup(TypedDict):
-    """What ``SendGroup`` takes: related messages that render together."""
+    """What ``SendGroup`` takes and ``normalize_group`` returns (Yao's ``message.Group``)."""
 
     id: str
-    messages: list[OutputMessage | str]
-    metadata: NotRequired[dict[str, Any]]
+    messages: list[OutputMessage]
+    metadata: NotRequired[Metadata]
 
 
 class OutputMessageError(ValueError):
-    """A message or group that is not a valid output message; the text names the field."""
-
-
-# Props a *full* message of a built-in type must carry: name -> accepted types.
-_STRING = (str,)
-_ARGUMENTS = (str, dict, list)
-REQUIRED_PROPS: dict[str, dict[str, tuple[type, ...]]] = {
-    TOOL_CALL: {"id": _STRING, "name": _STRING, "arguments": _ARGUMENTS},
-    IMAGE: {"url": _STRING},
-    AUDIO: {"url": _STRING},
-    VIDEO: {"url": _STRING},
-    ERROR: {"message": _STRING},
-}
-# Props that may be absent but, when present in a full message, must have this type.
-OPTIONAL_PROPS: dict[str, dict[str, tuple[type, ...]]] = {
-    TEXT: {"content": _STRING},
-    THINKING: {"content": _STRING},
-    USER_INPUT: {"content": _STRING},
-    LOADING: {"message": _STRING},
-    ERROR: {"code": (str, int)},
-}
-
-_PROPS_CHECKED = frozenset(REQUIRED_PROPS) | frozenset(OPTIONAL_PROPS)
+    """A message or group Yao would refuse (or JSON cannot carry); the text is Yao's, naming the place."""
 
 
 def clone_json(value: Any) -> Any:
@@ -88,56 +98,18 @@ def clone_json(value: Any) -> Any:
     return value
 
 
-def _type_names(types: tuple[type, ...]) -> str:
-    names = {str: "a string", dict: "an object", list: "a list", int: "an integer", bool: "a boolean"}
-    return " or ".join(names.get(t, t.__name__) for t in types)
-
-
-def _check(ok: bool, where: str, expected: str, value: Any) -> None:
-    if not ok:
-        raise OutputMessageError(f"{where} must be {expected}, got {value!r}")
-
-
-def _check_props(mtype: str, props: dict[str, Any], where: str) -> None:
-    for name, types in REQUIRED_PROPS.get(mtype, {}).items():
-        if name not in props:
-            raise OutputMessageError(f"{where}.props.{name} is required for a {mtype!r} message")
-    checks = {**OPTIONAL_PROPS.get(mtype, {}), **REQUIRED_PROPS.get(mtype, {})}
-    for name, types in checks.items():
-        if name in props:
-            value = props[name]
-            if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-                raise OutputMessageError(f"{where}.props.{name} must be {_type_names(types)}, got {value!r}")
-
-
 def is_bare_close(message: dict[str, Any]) -> bool:
     """A ``done`` message with no props and no delta only closes its message (its props are kept)."""
     return bool(message.get("done")) and not message.get("delta") and not message.get("props")
 
 
-def _is_id(value: Any) -> bool:
-    return isinstance(value, str) and value != ""
-
-
-# Envelope fields after type/props: name -> (check, what it must be). Checked only when not None.
-_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "id": (_is_id, "a non-empty string"),
-    "delta": (lambda v: v is True or v is False, "a boolean"),
-    "done": (lambda v: v is True or v is False, "a boolean"),
-    "delta_path": (lambda v: isinstance(v, str), "a string"),
-    "delta_action": (lambda v: isinstance(v, str) and v in DELTA_ACTIONS, "one of " + ", ".join(DELTA_ACTIONS)),
-    "group_id": (lambda v: isinstance(v, str), "a string"),
-    "metadata": (lambda v: isinstance(v, dict), "an object"),
-}
-
-
-_JSON_SCALARS = (str, int, float, bool, type(None))
+_JSON_SCALARS = (str, int, bool, type(None))
 
 
 def json_copy(value: Any, where: str) -> Any:
     """A deep copy of ``value`` that is plain JSON, or ``OutputMessageError`` naming the first bad place.
 
-    Output messages travel to the browser and into saved notebooks as JSON: a set, a datetime or an
+    Output messages travel to the browser and into saved notebooks as JSON: a set, a datetime, NaN or an
     object would otherwise pass ``send`` and break every later snapshot of the view.
     """
     if isinstance(value, dict):
@@ -151,60 +123,217 @@ def json_copy(value: Any, where: str) -> Any:
         return [json_copy(item, f"{where}[{index}]") for index, item in enumerate(value)]
     if isinstance(value, _JSON_SCALARS):
         return value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        raise OutputMessageError(f"{where} is {value!r}, which JSON cannot carry")
     raise OutputMessageError(f"{where} is a {type(value).__name__}, which JSON cannot carry: {value!r:.80}")
 
 
-def normalize_message(message: OutputMessage | str, *, where: str = "message") -> OutputMessage:
-    """Validate one output message and return a private copy; a string is a text message.
+# ---- the envelope (jsapi_helpers.go:40-96) ------------------------------------------------------------
 
-    Raises ``OutputMessageError`` naming the field (``message.props.name``). Required props are checked
-    only for messages that carry full props (not deltas, not a bare ``done``); unknown types pass.
-    Envelope keys given as ``None`` are dropped; unknown keys travel unchanged.
-    """
-    if isinstance(message, str):
-        return {"type": TEXT, "props": {"content": message}}
-    if not isinstance(message, dict):
-        raise OutputMessageError(f"{where} must be a dict or a string, got {type(message).__name__}")
-    mtype = message.get("type")
-    if not _is_id(mtype):
-        raise OutputMessageError(f"{where}.type must be a non-empty string, got {mtype!r}")
-    props = message.get("props")
-    if props is not None and not isinstance(props, dict):
-        raise OutputMessageError(f"{where}.props must be an object, got {props!r}")
-    out: dict[str, Any] = {"type": mtype, "props": json_copy(props, f"{where}.props") if props else {}}
-    for key, value in message.items():
-        if key == "type" or key == "props":
-            continue
-        field = _FIELDS.get(key)
-        if field is not None:
-            if value is None:
-                continue
-            if not field[0](value):
-                raise OutputMessageError(f"{where}.{key} must be {field[1]}, got {value!r}")
-        out[key] = json_copy(value, f"{where}.{key}")
-    if mtype in _PROPS_CHECKED and not out.get("delta") and not is_bare_close(out):
-        _check_props(mtype, out["props"], where)
+def _is_bool(value: Any) -> bool:
+    return value is True or value is False
+
+
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+_STRING, _BOOLEAN = ("a string", _is_str), ("a boolean", _is_bool)
+FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "id": _STRING,
+    "delta": _BOOLEAN,
+    "done": _BOOLEAN,
+    "delta_path": _STRING,
+    "delta_action": _STRING,
+    "type_change": _BOOLEAN,
+    "group_id": _STRING,
+    "group_start": _BOOLEAN,
+    "group_end": _BOOLEAN,
+}
+"""The envelope fields after ``type`` / ``props``, in Yao's struct order (message/types.go:34-58), with
+the JSON type ``parseMessage`` keeps them with; ``metadata`` (last) is handled on its own."""
+
+METADATA_FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "timestamp": ("a number", _is_number),
+    "sequence": ("a number", _is_number),
+    "trace_id": _STRING,
+}
+"""What ``message.Metadata`` holds (types.go:61-65); every other metadata key is dropped."""
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _metadata(raw: Any, where: str, report: Report | None) -> Metadata | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        if report is not None:
+            report("field_dropped", where, field=where, reason=f"it is {_kind(raw)}, Yao keeps only an object")
+        return None
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        spec = METADATA_FIELDS.get(key)
+        if spec is not None and spec[1](value):
+            out[key] = int(value) if key != "trace_id" else value  # Go: int64(float64) truncates
+        elif value is not None and report is not None:
+            reason = (f"it is {_kind(value)}, Yao keeps only {spec[0]}" if spec is not None
+                      else "Yao's metadata keeps only timestamp, sequence and trace_id")
+            report("field_dropped", f"{where}.{key}", field=f"{where}.{key}", reason=reason)
     return out  # type: ignore[return-value]
 
 
-def normalize_group(group: OutputGroup, *, where: str = "group") -> list[OutputMessage]:
-    """Validate a ``SendGroup`` argument; returns its messages, each carrying the group's id.
+def _envelope(raw: dict[str, Any], mtype: str, where: str, report: Report | None) -> OutputMessage:
+    """The fields Yao keeps of an already JSON-checked (and privately copied) message object."""
+    props = raw.get("props")
+    if props is not None and not isinstance(props, dict):
+        if report is not None:
+            report("field_dropped", f"{where}.props", field=f"{where}.props",
+                   reason=f"it is {_kind(props)}, Yao keeps only an object")
+        props = None
+    out: dict[str, Any] = {"type": mtype, "props": props or {}}
+    for key, (expected, ok) in FIELDS.items():
+        value = raw.get(key)
+        if value is None:
+            continue
+        if ok(value):
+            if key != "id" or value != "":  # id "" is Yao's zero value: no id
+                out[key] = value
+        elif report is not None:
+            report("field_dropped", f"{where}.{key}", field=f"{where}.{key}",
+                   reason=f"it is {_kind(value)}, Yao keeps only {expected}")
+    metadata = _metadata(raw.get("metadata"), f"{where}.metadata", report)
+    if metadata is not None:
+        out["metadata"] = metadata
+    if report is not None:
+        for key in raw:
+            if key not in FIELDS and key not in ("type", "props", "metadata") and raw[key] is not None:
+                report("field_dropped", f"{where}.{key}", field=f"{where}.{key}",
+                       reason="it is not a field of Yao's message")
+    return out  # type: ignore[return-value]
 
-    The group's ``metadata`` is the base of each message's own (a message's keys win).
+
+def normalize_message(message: OutputMessage | str, *, where: str = "message",
+                      report: Report | None = None) -> OutputMessage:
+    """The message as Yao's ``parseMessage`` keeps it, as a private copy; a string is a text message.
+
+    Raises ``OutputMessageError`` with Yao's text (``invalid message: message.type is required and must
+    be a string``) for what Yao refuses, and for what JSON cannot carry. ``report(code, where,
+    **details)`` (e.g. a ``diagnostics.Collector``) hears about every field dropped (``field_dropped``).
+    """
+    if isinstance(message, str):
+        return {"type": TEXT, "props": {"content": message}}
+    if isinstance(message, list):
+        raise OutputMessageError(f"invalid message: {where} must be an object")
+    if not isinstance(message, dict):
+        raise OutputMessageError(f"invalid message: {where} must be a string or object")
+    try:
+        raw = json_copy(message, where)
+    except OutputMessageError as error:
+        raise OutputMessageError(f"invalid message: failed to convert message: {error}") from None
+    mtype = raw.get("type")
+    if not isinstance(mtype, str):
+        raise OutputMessageError(f"invalid message: {where}.type is required and must be a string")
+    return _envelope(raw, mtype, where, report)
+
+
+def normalize_group(group: OutputGroup, *, where: str = "group", report: Report | None = None) -> OutputGroup:
+    """The group as Yao's ``parseGroup`` keeps it (jsapi_helpers.go:102-220): ``{"id", "messages",
+    "metadata"?}``, each member parsed like ``normalize_message`` but **not** tagged with the group's id
+    (``group_members`` does that, for the delta state and the view).
+
+    Yao's rules: ``id`` must be a string (``""`` is allowed); ``messages`` must be a list (checked after
+    ``id``); every member must be an object — the string shorthand is not accepted inside a group — with a
+    string ``type``. Errors carry Yao's text, e.g. ``invalid group: group.messages[0] must be an object``.
     """
     if not isinstance(group, dict):
-        raise OutputMessageError(f"{where} must be a dict, got {type(group).__name__}")
-    group_id = group.get("id")
-    _check(isinstance(group_id, str) and group_id != "", f"{where}.id", "a non-empty string", group_id)
-    messages = group.get("messages")
-    _check(isinstance(messages, list), f"{where}.messages", "a list", messages)
-    metadata = group.get("metadata")
-    _check(metadata is None or isinstance(metadata, dict), f"{where}.metadata", "an object", metadata)
-    out = []
-    for index, raw in enumerate(messages):
-        message = normalize_message(raw, where=f"{where}.messages[{index}]")
-        message["group_id"] = group_id
+        raise OutputMessageError(f"invalid group: {where} must be an object")
+    try:
+        raw = json_copy(group, where)
+    except OutputMessageError as error:
+        raise OutputMessageError(f"invalid group: failed to convert group: {error}") from None
+    group_id = raw.get("id")
+    if not isinstance(group_id, str):
+        raise OutputMessageError(f"invalid group: {where}.id is required and must be a string")
+    members = raw.get("messages")
+    if not isinstance(members, list):
+        raise OutputMessageError(f"invalid group: {where}.messages is required and must be an array")
+    messages: list[OutputMessage] = []
+    for index, member in enumerate(members):
+        place = f"{where}.messages[{index}]"
+        if not isinstance(member, dict):
+            raise OutputMessageError(f"invalid group: {place} must be an object")
+        mtype = member.get("type")
+        if not isinstance(mtype, str):
+            raise OutputMessageError(f"invalid group: {place}.type is required")
+        messages.append(_envelope(member, mtype, place, report))
+    out: dict[str, Any] = {"id": group_id, "messages": messages}
+    metadata = _metadata(raw.get("metadata"), f"{where}.metadata", report)
+    if metadata is not None:
+        out["metadata"] = metadata
+    if report is not None:
+        for key in raw:
+            if key not in ("id", "messages", "metadata") and raw[key] is not None:
+                report("field_dropped", f"{where}.{key}", field=f"{where}.{key}",
+                       reason="it is not a field of Yao's group")
+    return out  # type: ignore[return-value]
+
+
+def group_members(group: OutputGroup) -> list[OutputMessage]:
+    """A normalized group's messages as the delta state and the view take them: each tagged with the
+    group's ``group_id`` (when the id is not ``""``) and with the group's metadata as the base of its own.
+
+    This is our extension (Yao's members carry neither; a CUI client gets the group object itself, see
+    ``adapters.CuiAdapter.write_group``). A member without an id gets ``"<group id>.<index>"``, so the
+    members render together as a group instead of collapsing into the client's one slot for id-less
+    messages (the seed's groups have no member ids). The dicts are new; props are shared with the group's.
+    """
+    group_id, metadata = group["id"], group.get("metadata")
+    out: list[OutputMessage] = []
+    for index, member in enumerate(group["messages"]):
+        message = dict(member)
+        if group_id:
+            message["group_id"] = group_id
+            if not message.get("id"):
+                message["id"] = f"{group_id}.{index}"
         if metadata:
-            message["metadata"] = {**clone_json(metadata), **message.get("metadata", {})}
-        out.append(message)
+            message["metadata"] = {**metadata, **member.get("metadata", {})}
+        out.append(message)  # type: ignore[arg-type]
     return out
+
+
+def without_echoes(messages: list[OutputMessage]) -> list[OutputMessage]:
+    """``messages`` without closing echoes: a non-delta ``done`` that repeats its id's last message.
+
+    The runner ends each reply block as Yao's stream handler ends a message — the content, then ``done``
+    with the same content (a standard client skips the second, a CUI client keeps the content) — so when
+    a person reads a turn's output, the second of each pair says nothing new.
+    """
+    last: dict[Any, OutputMessage] = {}
+    kept: list[OutputMessage] = []
+    for message in messages:
+        previous = last.get(message.get("id"))
+        echo = (message.get("done") and not message.get("delta") and previous is not None
+                and previous.get("type") == message.get("type") and previous.get("props") == message.get("props"))
+        if not echo:
+            kept.append(message)
+        if message.get("id") is not None:
+            last[message["id"]] = message
+    return kept

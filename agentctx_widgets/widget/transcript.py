@@ -10,6 +10,8 @@ from typing import Any
 
 import orjson
 
+from agentctx_widgets.output.message_types import lookup
+
 MAX_LINE = 100
 """Characters per transcript line before it is cut with an ellipsis."""
 
@@ -78,20 +80,10 @@ def block_line(role: str, block: Any) -> str:
 
 
 def output_line(message: dict[str, Any]) -> str:
+    """``(type id) body``; the body is what the type's entry in ``output.message_types`` says."""
     props = message.get("props") or {}
     kind = message.get("type")
-    if kind in ("text", "thinking", "user_input"):
-        body = props.get("content", "")
-    elif kind == "loading":
-        body = props.get("message", "")
-    elif kind == "error":
-        body = " ".join(str(props[k]) for k in ("code", "message") if props.get(k))
-    elif kind == "tool_call":
-        body = f"{props.get('name', '?')} {_json(props.get('arguments'))}"
-    elif kind in ("image", "audio", "video"):
-        body = props.get("url", "")
-    else:
-        body = _json(props)
+    body = lookup(kind).transcript(props)
     if not isinstance(body, str):
         body = _json(body)
     return _cut(f"({kind} {message.get('id')}) {body}")
