@@ -21,6 +21,7 @@ _EXPORTS.update(
         "OutputMessageError": "output",
         "DeltaError": "output",
         "SinkError": "output",
+        "DiagnosticError": "output",
         "StandardAdapter": "output",
         "CuiAdapter": "output",
         "run_turn": "hooks",

@@ -107,6 +107,8 @@ def _build() -> dict[str, _Parser]:
     p.add_argument("--tools", metavar="NAMES", help="comma-separated functions the model may call (run_turn(tools=...))")
     p.add_argument("--accept", choices=("cui-web", "standard"), default="cui-web", help="the client kind")
     p.add_argument("--no-stream", dest="stream", action="store_false", help="show the reply only when complete")
+    p.add_argument("--strict", action="store_true",
+                   help="fail the turn on the first diagnostic (what Yao accepts but a hook author almost surely did not mean)")
     p.add_argument("--result", metavar="NAME", help="bind the TurnResult to this variable (for assertions)")
     parsers["run"] = p
 

@@ -15,8 +15,9 @@ Load with ``%load_ext agentctx_widgets``. Subcommands (``%agentctx help`` prints
   executed in a fresh namespace and its ``Create/Before/After/Done/Error`` functions are taken. Without
   ``--lang``, a cell with a line starting with ``def `` is Python, anything else JavaScript.
 - ``%agentctx run CTX "text" [--hooks NAME] [--model NAME_OR_VAR_OR_SPEC] [--tools F,G] [--accept cui-web|standard]
-  [--no-stream] [--result NAME]`` — runs one turn live in a displayed ContextView and prints a one-line
-  summary (tokens, time, hooks called). ``--hooks`` takes a set from ``%%agentctx hooks`` or a variable
+  [--no-stream] [--strict] [--result NAME]`` — runs one turn live in a displayed ContextView and prints a
+  one-line summary (tokens, time, hooks called), then one line per diagnostic (what Yao accepts but a
+  hook author almost surely did not mean; ``--strict`` makes the first one fail the turn). ``--hooks`` takes a set from ``%%agentctx hooks`` or a variable
   (loaded hooks, or a dict/module/object of Python hook functions). The default model is a
   ScriptedModel that answers ``Scripted reply to: <text>``; ``--model`` takes a variable holding a
   model, or a ``provider:model`` spec (``openai:gpt-4.1-mini``, ``anthropic:claude-sonnet-4-5``,
@@ -321,6 +322,7 @@ class AgentContextMagics(Magics):
                 accept=args.accept,
                 streaming=args.stream,
                 tools=tools,
+                strict=args.strict,
                 chat_id=context.id or context.name or target,
             )
         except KeyboardInterrupt:
@@ -345,6 +347,8 @@ class AgentContextMagics(Magics):
         if args.result is not None:
             self._ns[args.result] = result
         print(_turn_summary(result, elapsed))
+        for line in _diagnostic_lines(result):
+            print(line)
 
     def _do_load(self, args: Any, cell: str | None) -> None:
         name = args.name
@@ -466,6 +470,12 @@ def _turn_summary(result: Any, elapsed: float) -> str:
     if calls > 1:
         summary += f", {calls} model calls"
     return summary
+
+
+def _diagnostic_lines(result: Any) -> list[str]:
+    """One line per diagnostic of the turn, under the summary."""
+    return [f"  diagnostic {item['code']}: {item['message']} ({item['where']}); hint: {item['hint']}"
+            for item in getattr(result, "diagnostics", None) or []]
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import re
 
 import pytest
@@ -16,6 +18,7 @@ from agentctx_widgets.hooks import (
     HookThrewError,
     HookTimeoutError,
 )
+from output_helpers import shown  # tests/ is on sys.path under pytest
 
 
 class RecordingSink:
@@ -29,7 +32,7 @@ class RecordingSink:
 def call(hooks, name, *args, **fields):
     output = Output()
     sink = output.add_sink(RecordingSink())
-    result = hooks.call_sync(name, HookContext(output=output, **fields), *args)
+    result = asyncio.run(hooks.call(name, HookContext(output=output, **fields), *args))
     output.flush()
     return result, sink.messages
 
@@ -56,7 +59,7 @@ def test_flush_reaches_the_sink_while_the_hook_still_runs():
         """,
         globals={"probe": probe},
     )
-    hooks.call_sync("Create", HookContext(output=output), [])
+    asyncio.run(hooks.call("Create", HookContext(output=output), []))
     output.flush()
     # the first probe ran after Flush: the sink had "first"; the second ran before any flush
     assert seen_at_probe == [["first"], ["first"]]
@@ -159,7 +162,8 @@ HOSTILE = {
     "throw object": ("throw {code: 1};", HookThrewError, 'non-Error value \\(object\\): \\{"code":1\\}'),
     "throw Error": ('throw new TypeError("typed");', HookThrewError, "TypeError: typed"),
     "huge Send": ('ctx.Send("x".repeat(3 * 1024 * 1024));', HookThrewError, "over the 1,048,576-byte limit"),
-    "bad message": ('ctx.Send({type: 42});', HookThrewError, "ctx.Send"),
+    "bad message": ('ctx.Send({type: 42});', HookThrewError,
+                    r"Error: invalid message: message\.type is required and must be a string \(got number 42\)"),
 }
 
 
@@ -189,11 +193,11 @@ def test_hostile_hook_is_a_clear_error_and_the_next_turn_works(kind):
     result = run_turn(context, "attack", hooks=hooks, model=ScriptedModel(["fine"]))
 
     assert result.error is not None and result.error["hook"] == "Create"
-    assert result.error["code"] == error_type.default_code or kind == "throw object"
+    # a thrown object's own code is kept as thrown (a number stays a number for `error.code === 1`)
+    assert result.error["code"] == (1 if kind == "throw object" else error_type.default_code)
     assert result.hooks_called == ["Create", "Error"]
-    # QuickJS reports an interrupted loop near, not exactly at, its line (here: the enclosing `if`)
-    lines = (3, 4) if error_type is HookTimeoutError else (4,)
-    assert len(reported) == 1 and reported[0]["hook"] == "Create" and reported[0]["line"] in lines
+    # the line that ran: QuickJS reports an interrupted loop at an enclosing statement; the loop is named
+    assert len(reported) == 1 and reported[0]["hook"] == "Create" and reported[0]["line"] == 4
     assert re.search(text, reported[0]["message"]), reported[0]["message"]
     assert reported[0]["message"].startswith(f"Create (line {reported[0]['line']}): ")
     assert result.output[-1]["type"] == "error"
@@ -201,7 +205,7 @@ def test_hostile_hook_is_a_clear_error_and_the_next_turn_works(kind):
 
     again = run_turn(context, "hello", hooks=hooks, model=ScriptedModel(["fine"]))
     assert again.error is None
-    assert [m["props"]["content"] for m in again.output] == ["create ok", "fine"]
+    assert [m["props"]["content"] for m in shown(again.output)] == ["create ok", "fine"]
     assert [m["type"] for m in context.messages()] == [2, 3]  # the two user inputs merged
     hooks.close()
 
@@ -235,10 +239,15 @@ def test_engine_is_rebuilt_after_a_limit_and_global_state_resets():
 @pytest.mark.parametrize(
     ("returned", "match"),
     [
-        ('"ok"', r"returned str 'ok'; expected nothing or an object with \{messages\}"),
-        ("42", r"returned int 42"),
-        ("{ messags: messages }", r"unknown key\(s\) \['messags'\]"),
-        ("{ messages: 3 }", r"messages = int 3; expected an array"),
+        ('"ok"', r"failed to unmarshal to HookCreateResponse: json: cannot unmarshal string into Go value of type "
+                 r"context\.HookCreateResponse \(returned str 'ok'\)"),
+        ("42", r"cannot unmarshal number into Go value of type context\.HookCreateResponse \(returned int 42\)"),
+        ("{ messages: 3 }", r"cannot unmarshal number into Go struct field HookCreateResponse\.messages of type "
+                            r"\[\]context\.Message \(returned messages = int 3\)"),
+        ("{ temperature: 'hot' }", r"cannot unmarshal string into Go struct field HookCreateResponse\.temperature of "
+                                   r"type float64"),
+        ("{ max_tokens: 1.5 }", r"cannot unmarshal number 1\.5 into Go struct field HookCreateResponse\.max_tokens of "
+                                r"type int"),
         ('{ messages: [{role: "robot", content: "x"}] }', r"messages\[0\]\.role = 'robot'"),
         ("function () {}", r"returned a function"),
         ("Promise.resolve({})", r"returned a Promise"),
@@ -261,9 +270,51 @@ def test_error_in_a_nested_function_names_the_line_that_threw():
 def test_seed_error_hook_shadowing_global_error_does_not_break_the_host():
     # the seed's `function Error(...)` replaces the global Error; host errors must still work
     hooks = hooks_from_js("function Error(ctx, m, e) { return { error: e }; }\nfunction Create(ctx, m) { ctx.Send({type: 1}); }")
-    with pytest.raises(HookThrewError, match="ctx.Send"):
+    with pytest.raises(HookThrewError, match=r"invalid message: message\.type is required and must be a string \(got number 1\)"):
         call(hooks, "Create", [])
     assert call(hooks, "Error", [], {"message": "x"})[0] == {"error": {"message": "x"}}
+
+
+def test_new_error_in_a_hook_is_javascripts_error_even_with_the_seeds_error_hook_loaded():
+    """Issue 10: with seed example 6 loaded, `throw new Error("validation failed")` in Create used to call
+    the Error hook as a constructor (TypeError: cannot read property 'code' of undefined)."""
+    source = SEED_ERROR_HOOK + """
+function Create(ctx, messages) {
+  const e = new Error("validation failed");
+  report({isError: e instanceof Error, name: e.name, stack: typeof e.stack});
+  throw e;
+}"""
+    reported: list = []
+    hooks = hooks_from_js(source, globals={"report": reported.append})
+    with pytest.raises(HookThrewError, match=r"Create \(line 20\): Error: validation failed") as caught:
+        call(hooks, "Create", [])
+    assert reported == [{"isError": True, "name": "Error", "stack": "string"}]
+    assert caught.value.name == "Error"
+    # and the seed's own Error hook still runs as the Error hook, sending its friendly message
+    result, sent = call(hooks, "Error", [], {"message": "boom", "code": "X"})
+    assert result == {"error": {"message": "boom", "code": "X"}}
+    assert sent == [{"type": "error", "props": {"message": "I encountered an issue while processing your request.",
+                                                 "code": "X"}}]
+
+
+SEED_ERROR_HOOK = """function Error(ctx, messages, error) {
+  console.error("Assistant error:", error);
+
+  // Send error message to user
+  ctx.Send({
+    type: "error",
+    props: {
+      message: "I encountered an issue while processing your request.",
+      code: error.code || "UNKNOWN_ERROR",
+      details:
+        process.env.YAO_ENV === "development" ? error.message : undefined,
+    },
+  });
+  ctx.Flush();
+
+  // Return error to be logged
+  return { error };
+}"""
 
 
 def test_no_file_system_or_network_globals():

@@ -10,6 +10,7 @@ import pytest
 
 from agentctx_widgets import Context, Output, ScriptedModel, hooks_from_js, hooks_from_python, run_turn, run_turn_async
 from agentctx_widgets.hooks import HookContext, context_usage, reset_session_usage, session_usage
+from output_helpers import shown  # tests/ is on sys.path under pytest
 
 
 class RecordingView:
@@ -54,7 +55,7 @@ def test_plain_turn_appends_streams_commits_and_sends():
     # start and text_start show nothing yet; each delta, text_end and done do
     assert texts == ["Hello", "Hello ther", "Hello there", "Hello there", "Hello there", None]
     assert len({id(obj) for obj in view.pending_objects[:-1]}) == 1  # by reference: one live object
-    assert [m["props"]["content"] for m in result.output] == ["Hello there"]
+    assert [m["props"]["content"] for m in shown(result.output)] == ["Hello there"]
     assert set(result.timings) >= {"model", "commit", "total"}
 
 
@@ -68,15 +69,18 @@ def test_streaming_false_shows_nothing_until_before_is_done():
 
 
 def test_standard_client_gets_chunks_and_a_finish():
+    """As Yao's OpenAI writer: each chunk carries its message's id, the role goes on the first text or
+    thinking chunk, the done half of each reply block sends nothing, and the stream ends with [DONE]."""
     result = run_turn(Context(), "hi", model=ScriptedModel([{"thinking": "t", "text": "Hi"}]), accept="standard")
-    ids = {chunk["id"] for chunk in result.chunks}
-    assert len(ids) == 1 and next(iter(ids)).startswith("chatcmpl-")  # one completion id for the turn
-    assert [chunk["choices"] for chunk in result.chunks] == [
-        [{"index": 0, "delta": {"role": "assistant", "reasoning_content": "t"}, "finish_reason": None}],
+    chunks, done = result.chunks[:-1], result.chunks[-1]
+    assert done == "[DONE]"
+    thinking_id, text_id = (chunk["id"] for chunk in chunks)
+    assert thinking_id.startswith("resp_") and thinking_id.endswith("_0") and text_id == thinking_id[:-1] + "1"
+    assert [chunk["choices"] for chunk in chunks] == [
+        [{"index": 0, "delta": {"reasoning_content": "t", "role": "assistant"}, "finish_reason": None}],
         [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": None}],
-        [{"index": 0, "delta": {}, "finish_reason": "stop"}],
     ]
-    assert {chunk["object"] for chunk in result.chunks} == {"chat.completion.chunk"}
+    assert {(chunk["object"], chunk["model"]) for chunk in chunks} == {("chat.completion.chunk", "yao-agent")}
 
 
 # -- step 2: Create ---------------------------------------------------------------------------------
@@ -171,7 +175,7 @@ def test_before_changing_the_response_changes_what_is_committed_sent_and_shown()
     context = Context()
     result = run_turn(context, "hi", hooks=hooks, model=ScriptedModel(["quiet words"]), view=view)
     assert context.at(-1) == assistant("QUIET WORDS")
-    assert [m["props"]["content"] for m in result.output] == ["QUIET WORDS"]
+    assert [m["props"]["content"] for m in shown(result.output)] == ["QUIET WORDS"]
     assert view.pendings()[-2:] == [assistant("QUIET WORDS"), None]
     assert result.response["message"] == assistant("QUIET WORDS")
 
@@ -202,8 +206,9 @@ def test_tool_calls_reach_after_in_openai_shape():
     result = run_turn(context, "hi", hooks=hooks, model=ScriptedModel([reply]))
     assert got == [[{"id": "call_9", "type": "function", "function": {"name": "lookup", "arguments": '{"q":"paris"}'}}]]
     assert context.at(-1)["content"] == [{"type": "toolCall", "callId": "call_9", "name": "lookup", "arguments": {"q": "paris"}}]
-    assert result.output == [{"type": "tool_call", "props": {"id": "call_9", "name": "lookup", "arguments": '{"q":"paris"}'},
-                              "id": result.output[0]["id"], "done": True}]
+    call = {"type": "tool_call", "props": {"id": "call_9", "name": "lookup", "arguments": '{"q":"paris"}'},
+            "id": result.output[0]["id"]}
+    assert result.output == [call, {**call, "done": True}]  # the call, then done (no hook showed it)
 
 
 # -- step 8: errors, retries, no half-commit ----------------------------------------------------------
@@ -229,7 +234,7 @@ def test_exception_in_before_leaves_no_half_committed_response():
     assert [m["type"] for m in context.messages()] == [2]
     assert result.error["hook"] == "Before" and result.error["name"] == "ValueError"
     assert "nope" in result.error["message"]
-    assert [m["type"] for m in result.output] == ["text", "error"]
+    assert [m["type"] for m in shown(result.output)] == ["text", "error"]
 
 
 def test_error_hook_retry_reruns_from_create():
@@ -292,7 +297,8 @@ def test_error_hook_can_rewrite_the_surfaced_error():
     hooks = hooks_from_python(error=lambda ctx, m, e: {"error": {"message": "Try later", "code": "SOFT"}})
     result = run_turn(Context(), "hi", hooks=hooks, model=ScriptedModel([{"error": "x"}]), accept="standard")
     assert result.error == {"message": "Try later", "code": "SOFT"}
-    assert result.chunks[-1]["error"]["message"] == "Try later"
+    # Yao's error chunk: the code as type and code; the stream still ends with [DONE]
+    assert result.chunks[-2:] == [{"error": {"message": "Try later", "type": "SOFT", "code": "SOFT"}}, "[DONE]"]
 
 
 def test_failing_error_hook_does_not_hide_the_original_error():
@@ -327,7 +333,7 @@ def test_async_entry_point_with_async_hooks():
         return await run_turn_async(Context(), "hi", hooks=hooks_from_python(create=create), model=ScriptedModel(["ok"]))
 
     result = asyncio.run(main())
-    assert [m["props"]["content"] for m in result.output] == ["async create", "ok"]
+    assert [m["props"]["content"] for m in shown(result.output)] == ["async create", "ok"]
 
 
 def test_sync_entry_works_inside_a_running_loop_and_flushes_reach_the_view():
@@ -340,7 +346,7 @@ def test_sync_entry_works_inside_a_running_loop_and_flushes_reach_the_view():
     result = asyncio.run(cell())
     assert result.error is None
     assert ("write", ["live"]) in view.calls
-    assert view.calls.index(("write", ["live"])) < view.calls.index(("write", ["ok"]))
+    assert view.calls.index(("write", ["live"])) < view.calls.index(("write", ["ok", "ok"]))
 
 
 # -- ctx, output, usage ---------------------------------------------------------------------------------
@@ -354,9 +360,10 @@ def test_hook_ctx_fields_and_a_caller_output():
     run_turn(Context(id="ctx-1"), "hi", hooks=hooks, model=ScriptedModel(["ok"]), output=output, locale="de")
     run_turn(Context(), "hi", hooks=hooks, model=ScriptedModel(["ok"]),
              hook_ctx=HookContext(chat_id="given", metadata={"a": 1}), accept="standard")
-    assert seen == [("ctx-1", "de", "cui-web", {}), ("given", "en", "standard", {"a": 1})]
+    # Yao's defaults: locale "" and no metadata until someone sets it (agent/context/jsapi.go:31-103)
+    assert seen == [("ctx-1", "de", "cui-web", None), ("given", "", "standard", {"a": 1})]
     assert output.sinks == before  # the turn's own sinks were removed
-    assert [m["props"]["content"] for m in output.messages] == ["ok"]
+    assert [m["props"]["content"] for m in shown(output.messages)] == ["ok"]
 
 
 def test_usage_is_finalized_and_counted_per_session_and_context():

@@ -63,9 +63,11 @@ def text(content: str, **extra: Any) -> dict:
     return {"type": "text", "props": {"content": content}, **extra}
 
 
-def answer(content: str = ANSWER, index: int = 0) -> dict:
-    """The response's text as step 5 sends it."""
-    return {"type": "text", "props": {"content": content}, "id": resp_id(), "done": True}
+def answer(content: str = ANSWER, index: int = 0) -> list[dict]:
+    """The response's text as step 5 sends it: the content, then done with the same content (as Yao's
+    stream handler ends a message: a standard client skips the done, a CUI client keeps the content)."""
+    first = {"type": "text", "props": {"content": content}, "id": resp_id()}
+    return [first, {**first, "id": resp_id(), "done": True}]
 
 
 def loading(message: str, **extra: Any) -> dict:
@@ -145,6 +147,7 @@ def _check_example_4(result, env, context, model):
 def _check_no_commit(result, env, context, model):
     assert [m["type"] for m in context.messages()] == [2]
     assert result.error["code"] == "UPSTREAM_TIMEOUT"
+    assert result.error["message"] == "upstream timeout"  # the raw error stays on the result
 
 
 def _check_final_state(message_id_prefix: str, content: str):
@@ -179,44 +182,45 @@ STREAM = Matches(r"stream_\d{13}", same=True)
 LONG = "Please compare the weather in Paris, Lyon and Marseille over the last ten years and explain every trend."
 TOOL_REPLY = {"text": "Let me check.", "tool_calls": [{"id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}}]}
 TOOL_CALL_PROPS = {"id": "call_1", "name": "get_weather", "arguments": '{"city":"Paris"}'}
-GROUP_META = {"timestamp": MillisNow(), "type": "context"}
+GROUP_META = {"timestamp": MillisNow()}  # Yao keeps only timestamp, sequence and trace_id: "type" is dropped
 
 CASES = [
     Case("quickstart_1_basic_create", [
         text("Welcome! Let me help you with that..."),
         loading("Analyzing your request..."),
-        answer(),
+        *answer(),
     ]),
     Case("quickstart_2_streaming_updates", [
         text("Processing", id="status_msg"),
         text("...", id="status_msg", **APPEND),
         text(" Done!", id="status_msg", **APPEND),
-        answer(),
+        *answer(),
     ], sleeps=[0.5, 0.5], check=_check_final_state("status_msg", "Processing... Done!")),
-    Case("example_1_welcome", [text("Welcome to AI Assistant! How can I help you today?"), answer()]),
+    Case("example_1_welcome", [text("Welcome to AI Assistant! How can I help you today?"), *answer()]),
     Case("example_2_progress_updates", [
         loading("Analyzing your request..."),
         loading("Searching knowledge base..."),
-        answer(),
+        *answer(),
     ], check=_check_example_2),
+    # Before showed the reasoning (seed: "Display model's reasoning before sending response"), so the
+    # runner does not send it again: each thing once
     Case("example_3_show_thinking", [
         {"type": "thinking", "props": {"content": "The user asks about weather."}},
-        {"type": "thinking", "props": {"content": "The user asks about weather."}, "id": resp_id(), "done": True},
-        answer(),
+        *answer(),
     ], replies=[{"thinking": "The user asks about weather.", "text": ANSWER}]),
+    # After showed the tool call (seed: "Handle tool calls and send results"): the runner sends it no more
     Case("example_4_tool_calls", [
-        answer("Let me check."),
-        {"type": "tool_call", "props": TOOL_CALL_PROPS, "id": resp_id(), "done": True},
+        *answer("Let me check."),
         {"type": "tool_call", "props": TOOL_CALL_PROPS},
         text("Tool result: sunny, 21°C"),
     ], replies=[TOOL_REPLY], check=_check_example_4),
-    Case("example_5_done", [answer(), text("\n✅ Task completed successfully!")],
+    Case("example_5_done", [*answer(), text("\n✅ Task completed successfully!")],
          replies=[{"text": ANSWER, "usage": {"prompt_tokens": 12, "completion_tokens": 5}}],
          console=[("log", 'Conversation completed: {"chat_id":"chat-42","message_count":1,"tokens_used":17}')]),
+    # the Error hook's friendly message replaces the raw error for the client (it stays on the result)
     Case("example_6_error", [
         {"type": "error", "props": {"message": "I encountered an issue while processing your request.",
                                     "code": "UPSTREAM_TIMEOUT"}},
-        {"type": "error", "props": {"message": "upstream timeout", "code": "UPSTREAM_TIMEOUT"}},
     ], replies=[{"error": {"message": "upstream timeout", "code": "UPSTREAM_TIMEOUT"}}],
          console=[("error", 'Assistant error: {"message":"upstream timeout","code":"UPSTREAM_TIMEOUT",'
                             '"name":"ModelError","hook":null}')],
@@ -226,40 +230,41 @@ CASES = [
         loading("Loading context... (2/3)", id=PROGRESS, delta=True),
         loading("Preparing response... (3/3)", id=PROGRESS, delta=True),
         loading("", id=PROGRESS, done=True),
-        answer(),
+        *answer(),
     ], sleeps=[0.5, 1.0, 0.8], check=_check_progress_closed),
     Case("example_8_streaming", [
         text("Processing", id=STREAM),
         *[text(update, id=STREAM, **APPEND) for update in [".", ".", ".", " analyzing", ".", ".", ".", " complete!"]],
-        answer(),
+        *answer(),
     ], sleeps=[0.2] * 8, check=_check_final_state("stream_", "Processing... analyzing... complete!")),
     Case("example_9_groups", [
-        text("**Context Information:**", group_id="context_info", metadata=GROUP_META),
-        text("User: u-7", group_id="context_info", metadata=GROUP_META),
-        text("Session: chat-42", group_id="context_info", metadata=GROUP_META),
-        text("Locale: fr", group_id="context_info", metadata=GROUP_META),
-        answer(),
+        # id-less members get "<group>.<index>": the group renders whole (see output/messages.group_members)
+        text("**Context Information:**", group_id="context_info", id="context_info.0", metadata=GROUP_META),
+        text("User: u-7", group_id="context_info", id="context_info.1", metadata=GROUP_META),
+        text("Session: chat-42", group_id="context_info", id="context_info.2", metadata=GROUP_META),
+        text("Locale: fr", group_id="context_info", id="context_info.3", metadata=GROUP_META),
+        *answer(),
     ], fields={"chat_id": "chat-42", "locale": "fr", "authorized": {"user_id": "u-7"}}),
-    Case("pattern_1_fire_and_forget", [text("Starting processing..."), answer()]),
-    Case("pattern_2_progress_tracking", [loading("validate..."), loading("analyze..."), loading("prepare..."), answer()],
+    Case("pattern_1_fire_and_forget", [text("Starting processing..."), *answer()]),
+    Case("pattern_2_progress_tracking", [loading("validate..."), loading("analyze..."), loading("prepare..."), *answer()],
          check=_check_stages),
-    Case("pattern_3_conditional", [answer()]),
-    Case("pattern_3_conditional", [{"type": "thinking", "props": {"content": "Analyzing complex query..."}}, answer()],
+    Case("pattern_3_conditional", [*answer()]),
+    Case("pattern_3_conditional", [{"type": "thinking", "props": {"content": "Analyzing complex query..."}}, *answer()],
          user=LONG),
-    Case("pattern_4_error_recovery", [text("Service is busy, retrying..."), answer("Recovered answer")],
+    Case("pattern_4_error_recovery", [text("Service is busy, retrying..."), *answer("Recovered answer")],
          replies=[{"error": {"message": "Too many requests", "code": "RATE_LIMIT"}}, "Recovered answer"],
          sleeps=[1.0], check=_check_retry),
     Case("pattern_4_error_recovery", [
         {"type": "error", "props": {"message": "Sorry, something went wrong.", "code": "BOOM"}},
-        {"type": "error", "props": {"message": "model failed", "code": "BOOM"}},
     ], replies=[{"error": {"message": "model failed", "code": "BOOM"}}]),
     Case("migration_before", [
         text("Hello"),
-        text("Part one", group_id="grp1"),
-        text("Part two", group_id="grp1"),
-        answer(),
+        text("Part one", group_id="grp1", id="grp1.0"),
+        text("Part two", group_id="grp1", id="grp1.1"),
+        *answer(),
     ]),
-    Case("migration_after", [text("Hello"), text("Part one", group_id="grp1"), text("Part two", group_id="grp1"), answer()]),
+    Case("migration_after", [text("Hello"), text("Part one", group_id="grp1", id="grp1.0"),
+                             text("Part two", group_id="grp1", id="grp1.1"), *answer()]),
 ]
 IDS = [f"{case.name}-{i}" for i, case in enumerate(CASES)]
 
@@ -344,13 +349,18 @@ def test_fixture_is_a_verbatim_copy_of_the_seed(path: Path) -> None:
 
 
 def test_standard_client_gets_the_seed_streams_as_openai_chunks():
-    """Seed 000 note 4: a standard client gets text (loading is dropped) as chat.completion chunks."""
+    """A standard client gets what Yao's OpenAI writer sends (agent/output/adapters/openai/converter.go at
+    afab9c2): text as content, loading as reasoning_content, nothing for a done without delta, [DONE]."""
     hooks = hooks_from_js((FIXTURES / "seed_hooks" / "example_8_streaming.js").read_text(), sleep=lambda s: None)
     result = run_turn(Context(), USER, hooks=hooks, model=ScriptedModel([ANSWER]), accept="standard")
-    content = "".join(chunk["choices"][0]["delta"].get("content", "") for chunk in result.chunks)
+    chunks, done = result.chunks[:-1], result.chunks[-1]
+    assert done == "[DONE]" and {chunk["object"] for chunk in chunks} == {"chat.completion.chunk"}
+    content = "".join(chunk["choices"][0]["delta"].get("content", "") for chunk in chunks)
     assert content == "Processing... analyzing... complete!" + ANSWER
-    assert result.chunks[-1]["choices"][0]["finish_reason"] == "stop"
+    assert {chunk["choices"][0]["finish_reason"] for chunk in chunks} == {None}  # Yao never sends one
 
     hooks = hooks_from_js((FIXTURES / "seed_hooks" / "example_7_multi_step.js").read_text(), sleep=lambda s: None)
     result = run_turn(Context(), USER, hooks=hooks, model=ScriptedModel([ANSWER]), accept="standard")
-    assert "".join(chunk["choices"][0]["delta"].get("content", "") for chunk in result.chunks) == ANSWER
+    deltas = [chunk["choices"][0]["delta"] for chunk in result.chunks[:-1]]
+    assert deltas == [{"reasoning_content": "Validating input... (1/3)"}, {"reasoning_content": "Loading context... (2/3)"},
+                      {"reasoning_content": "Preparing response... (3/3)"}, {"content": ANSWER, "role": "assistant"}]

@@ -17,6 +17,7 @@ import pytest
 
 from agentctx_widgets import Context, ScriptedModel, hooks_from_python, run_turn, run_turn_async
 from agentctx_widgets.models.tools import Tool, ToolDefinitionError
+from output_helpers import shown  # tests/ is on sys.path under pytest
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -111,7 +112,7 @@ def test_every_model_call_is_offered_the_tools_next_to_the_callers_options():
 
 def test_output_carries_the_tool_call_then_the_answer():
     result = run_turn(Context(), "hi", model=ScriptedModel([WEATHER_CALL, "It is 21°C"]), tools=[get_weather])
-    assert [(m["type"], m["props"].get("content", m["props"].get("name"))) for m in result.output] == [
+    assert [(m["type"], m["props"].get("content", m["props"].get("name"))) for m in shown(result.output)] == [
         ("tool_call", "get_weather"), ("text", "It is 21°C")]
     assert result.output[0]["props"] == {"id": "c1", "name": "get_weather", "arguments": '{"city":"Paris"}'}
 

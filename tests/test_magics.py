@@ -25,6 +25,7 @@ from agentctx_widgets import _usage_report
 from agentctx_widgets import magics as magics_module
 from agentctx_widgets._magic_args import MagicError, parse_magic
 from agentctx_widgets.context import Context, system_message, user_message
+from output_helpers import shown  # tests/ is on sys.path under pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -129,7 +130,7 @@ def test_help_lists_every_subcommand(ip: Any) -> None:
         "%agentctx show CTX",
         "%agentctx usage [--model NAME] [--no-exact] CTX",
         "%%agentctx hooks [--lang {js,python}] NAME",
-        "%agentctx run [--hooks NAME] [--model NAME_OR_VAR] [--tools NAMES] [--accept {cui-web,standard}] [--no-stream]"
+        "%agentctx run [--hooks NAME] [--model NAME_OR_VAR] [--tools NAMES] [--accept {cui-web,standard}] [--no-stream] [--strict]"
         " [--result NAME] CTX [TEXT]",
         "%agentctx load [--as NAME] PATH",
         "%agentctx replay [--speed X] PATH",
@@ -610,7 +611,7 @@ def test_run_with_hooks_on_an_existing_context(ip: Any) -> None:
     # the new user text merges into the last (user) message: seed 001's append_message
     assert len(ctx) == 3 and ctx.at(-1)["content"][0]["text"] == "Scripted reply to: What is 2+2?"
     result = ip.magics_manager.registry["AgentContextMagics"].last_result
-    kinds = [(m["type"], m["props"].get("message") or m["props"].get("content")) for m in result.output]
+    kinds = [(m["type"], m["props"].get("message") or m["props"].get("content")) for m in shown(result.output)]
     assert kinds == [
         ("loading", "Thinking..."),
         ("text", "Scripted reply to: What is 2+2?"),

@@ -20,6 +20,7 @@ import pytest
 from agentctx_widgets import Context, ScriptedModel, hooks_from_python, run_turn
 from agentctx_widgets.models import ModelError
 from agentctx_widgets.models.replay import ReplayModel, request_key, request_of
+from output_helpers import shown  # tests/ is on sys.path under pytest
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -102,7 +103,7 @@ def test_a_second_replay_model_replays_the_turn_without_any_model(tmp_path):
     assert second_context.messages() == first_context.messages() == [user("hi"), assistant("Hello there")]
     assert second.usage == first.usage == {"inputTokens": 3, "outputTokens": 2, "totalTokens": 5, "source": "provider"}
     assert second.calls == first.calls
-    assert [m["props"]["content"] for m in second.output] == ["Hello there"]
+    assert [m["props"]["content"] for m in shown(second.output)] == ["Hello there"]
     assert offline.replayed == 1 and offline.recorded == 0
     assert path.read_bytes() == recorded  # nothing written
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agentctx_widgets.output import DeltaError, Output, OutputMessageError, SinkError
+from agentctx_widgets.output import Output, OutputMessageError, SinkError
+from agentctx_widgets.output.delta import SHARED_SLOT
+from agentctx_widgets.output.diagnostics import DiagnosticError
 
 
 class Recorder:
@@ -98,11 +100,14 @@ def test_state_holds_only_flushed_messages_and_pending_state_everything():
     assert out.pending == []
 
 
-def test_send_returns_the_id_and_id_less_messages_are_numbered():
+def test_send_returns_the_id_and_id_less_messages_share_the_clients_slot():
     out = Output()
-    assert out.send("a") == "#0"
+    assert out.send("a") == SHARED_SLOT
     assert out.send(text("m", "b")) == "m"
-    assert out.send("c") == "#2"
+    assert out.send("c") == SHARED_SLOT  # the CUI client's one slot for id-less messages, in its first place
+    assert out.pending_state["order"] == [SHARED_SLOT, "m"]
+    assert out.pending_state["messages"][SHARED_SLOT]["props"] == {"content": "c"}
+    assert [d["code"] for d in out.diagnostics] == ["shared_slot"]
 
 
 def test_a_bad_message_raises_at_send_and_changes_nothing():
@@ -110,28 +115,33 @@ def test_a_bad_message_raises_at_send_and_changes_nothing():
     out = Output([rec])
     out.send(text("m", "a"))
     before = out.pending_state
-    with pytest.raises(OutputMessageError, match=r"message\.props\.name"):
-        out.send({"type": "tool_call", "props": {"id": "c", "arguments": "{}"}})
-    with pytest.raises(DeltaError) as caught:
-        out.send({"type": "text", "props": {"content": 5}, "id": "m", "delta": True, "delta_path": "content"})
-    assert caught.value.code == "type_mismatch"
-    with pytest.raises(DeltaError) as caught:
-        out.send(append("nope", "x"))
-    assert caught.value.code == "unknown_id"
+    with pytest.raises(OutputMessageError, match=r"message\.props\.tags"):
+        out.send({"type": "text", "props": {"content": "x", "tags": {"a", "b"}}})  # a set is not JSON
     assert out.pending_state == before
     out.flush()
     assert rec.batches == [[text("m", "a")]]
 
 
-def test_a_message_after_done_is_rejected_at_send():
+def test_what_the_client_takes_is_applied_at_send_with_a_diagnostic():
+    out = Output()
+    out.send(text("m", "a"))
+    out.send({"type": "text", "props": {"content": 5}, "id": "m", "delta": True, "delta_path": "content"})
+    out.send(append("nope", "x"))
+    assert out.pending_state["messages"]["m"]["props"] == {"content": "a5"}  # JavaScript's "a" + 5
+    assert out.pending_state["messages"]["nope"]["props"] == {"content": "x"}  # a delta for a new id creates it
+    assert [d["code"] for d in out.diagnostics] == ["append_coerced", "unknown_id"]
+
+
+def test_a_message_after_done_starts_it_afresh_at_send():
     out = Output()
     out.send(text("m", "a"))
     out.send({"type": "text", "props": {}, "id": "m", "done": True})
-    with pytest.raises(DeltaError) as caught:
-        out.send(append("m", "b"))
-    assert caught.value.code == "closed"
     out.flush()
     assert out.state["messages"]["m"] == {"id": "m", "type": "text", "props": {"content": "a"}, "done": True}
+    out.send(append("m", "b"))  # as the client does: the delta applies to empty props, the message reopens
+    out.flush()
+    assert out.state["messages"]["m"] == {"id": "m", "type": "text", "props": {"content": "b"}, "done": False}
+    assert [d["code"] for d in out.diagnostics] == ["bare_done_kept", "after_done"]
 
 
 def test_the_caller_changing_its_dicts_after_send_changes_nothing():
@@ -172,24 +182,26 @@ def test_send_group_tags_every_message():
         {"type": "text", "props": {"content": "Locale: en"}},
     ], "metadata": {"type": "context"}})
     out.flush()
-    assert ids == ["#0", "#1"]
+    # id-less members get "<group>.<index>", so the group renders whole (not one shared slot)
+    assert ids == ["context_info.0", "context_info.1"]
     assert [m["group_id"] for m in rec.batches[0]] == ["context_info", "context_info"]
-    assert out.state["messages"]["#1"] == {"id": "#1", "type": "text", "props": {"content": "Locale: en"},
-                                          "done": False, "group_id": "context_info",
-                                          "metadata": {"type": "context"}}
+    assert [d["code"] for d in out.diagnostics] == ["field_dropped"]  # metadata.type: Yao keeps 3 keys
+    assert out.state["messages"]["context_info.1"] == {"id": "context_info.1", "type": "text",
+                                                        "props": {"content": "Locale: en"}, "done": False,
+                                                        "group_id": "context_info"}
 
 
 def test_a_group_with_a_bad_member_applies_none_of_it():
-    out = Output()
+    out = Output(strict=True)
     out.send(text("a", "x"))
     before = out.pending_state
-    with pytest.raises(DeltaError, match=r"group\.messages\[2\]") as caught:
+    with pytest.raises(DiagnosticError) as caught:
         out.send_group({"id": "g", "messages": [
             append("a", "y"),                # touches an existing entry
             text("new", "n"),                # creates one
-            {**append("a", "z"), "props": {"content": 1}},  # fails
+            {**append("a", "z"), "props": {"content": 1}},  # strict: "xy" + 1 coerces, so the group fails
         ]})
-    assert caught.value.code == "type_mismatch"
+    assert caught.value.code == "append_coerced"
     assert out.pending_state == before
     assert out.pending == [text("a", "x")]
 

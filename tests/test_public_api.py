@@ -26,6 +26,7 @@ OWNERS = {
     "Output": "agentctx_widgets.output", "OutputMessageError": "agentctx_widgets.output",
     "DeltaError": "agentctx_widgets.output", "SinkError": "agentctx_widgets.output",
     "StandardAdapter": "agentctx_widgets.output", "CuiAdapter": "agentctx_widgets.output",
+    "DiagnosticError": "agentctx_widgets.output",
     "run_turn": "agentctx_widgets.hooks", "run_turn_async": "agentctx_widgets.hooks",
     "TurnResult": "agentctx_widgets.hooks", "HookContext": "agentctx_widgets.hooks",
     "HookError": "agentctx_widgets.hooks", "HookLoadError": "agentctx_widgets.hooks",

@@ -1,4 +1,12 @@
-"""The ``ctx`` a hook receives: who is talking, to which client, and the Output to send through."""
+"""The ``ctx`` a hook receives: who is talking, to which client, and the Output to send through.
+
+Its fields are those Yao builds for a hook (``agent/context/jsapi.go:15-115`` at afab9c2): strings
+default to ``""``, ``retry`` to false and ``retry_times`` to 0, ``client`` is always an object of
+``{type, user_agent, ip}``, and ``metadata`` / ``authorized`` / ``args`` are absent from a JavaScript
+hook's ``ctx`` while they are ``None``. One difference, on purpose: ``accept`` defaults to
+``"cui-web"`` (the notebook's view is a CUI-like client), where Yao's HTTP layer defaults to
+``"standard"``. Every field is also a ``run_turn`` keyword.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +14,15 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-CTX_FIELDS = ("chat_id", "assistant_id", "locale", "authorized", "metadata", "client", "accept")
+CTX_FIELDS = ("chat_id", "assistant_id", "connector", "locale", "theme", "referer", "route", "accept",
+              "retry", "retry_times", "client", "metadata", "authorized", "args")
+"""The ``ctx`` fields, in Yao's order (``jsapi.go:31-112``)."""
+
+_ABSENT_WHEN_NONE = frozenset({"metadata", "authorized", "args"})
+
+
+def _client() -> dict:
+    return {"type": "", "user_agent": "", "ip": ""}
 
 
 @dataclass
@@ -17,14 +33,39 @@ class HookContext:
     this context to each turn's Output, so one ``HookContext`` can be reused across turns.
     """
 
-    chat_id: str | None = None
-    assistant_id: str | None = None
-    locale: str = "en"
-    authorized: dict | None = None
-    metadata: dict = field(default_factory=dict)
-    client: dict = field(default_factory=dict)
+    chat_id: str = ""
+    assistant_id: str = ""
+    connector: str = ""
+    locale: str = ""
+    theme: str = ""
+    referer: str = ""
+    route: str = ""
     accept: str = "cui-web"
+    retry: bool = False
+    retry_times: int = 0
+    client: dict = field(default_factory=_client)
+    metadata: dict | None = None
+    authorized: dict | None = None
+    args: list | None = None
     output: Any = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name in ("chat_id", "assistant_id", "connector", "locale", "theme", "referer", "route", "accept"):
+            value = getattr(self, name)
+            if value is None:
+                setattr(self, name, "")
+            elif not isinstance(value, str):
+                raise TypeError(f"ctx.{name}: expected a string, got {type(value).__name__} {value!r:.40}")
+        if not isinstance(self.retry, bool):
+            raise TypeError(f"ctx.retry: expected true or false, got {self.retry!r:.40}")
+        if not isinstance(self.retry_times, int) or isinstance(self.retry_times, bool) or self.retry_times < 0:
+            raise TypeError(f"ctx.retry_times: expected an int ≥ 0, got {self.retry_times!r:.40}")
+        self.client = {**_client(), **(self.client or {})}
+        for name, kind in (("metadata", dict), ("authorized", dict), ("args", list), ("client", dict)):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, kind):
+                raise TypeError(f"ctx.{name}: expected {'an object' if kind is dict else 'a list'}, got "
+                                f"{type(value).__name__}")
 
     def Send(self, message: dict | str) -> None:  # noqa: N802 - the seed's name
         """Queue one output message (string shorthand allowed); raises if it is invalid."""
@@ -47,8 +88,9 @@ class HookContext:
         return dataclasses.replace(self, output=output)
 
     def to_json(self) -> dict:
-        """The fields a JavaScript hook sees on ``ctx`` (everything but the Output)."""
-        return {name: getattr(self, name) for name in CTX_FIELDS}
+        """The fields a JavaScript hook sees on ``ctx`` (everything but the Output; ``None`` objects absent)."""
+        fields = {name: getattr(self, name) for name in CTX_FIELDS}
+        return {name: value for name, value in fields.items() if not (value is None and name in _ABSENT_WHEN_NONE)}
 
     def _require_output(self, method: str) -> Any:
         if self.output is None:

@@ -13,5 +13,9 @@
   try { if (!found.Done && typeof done === "function") found.Done = done; } catch (e) {}
   try { if (!found.Error && typeof error === "function") found.Error = error; } catch (e) {}
   globalThis.__agentctx_hooks = found;
+  // The seed's `function Error(ctx, messages, error)` replaces JavaScript's Error constructor: put the
+  // constructor back, so `throw new Error("...")` in any hook means what a JavaScript author expects
+  // (the hook itself is kept above). A `const Error` cannot be reassigned; then the hook keeps the name.
+  if (found.Error) { try { Error = builtinError; } catch (e) {} }
   return JSON.stringify(Object.keys(found));
 })();

@@ -103,7 +103,6 @@ class JsEngine:
         self.budget = Budget()
         self.context: Any = None
         self.call_fn: Any = None  # the prelude's __agentctx_call, kept here so it dies with the context
-        self.has_time_limit = False
         self._handler = _HANDLER(lambda _rt, _opaque: 1 if self.budget.exceeded() else 0)
         self._executor = _EngineThread()
 
@@ -120,7 +119,7 @@ class JsEngine:
         context = quickjs.Context()
         context.set_memory_limit(self.memory_limit)
         context.set_max_stack_size(self.stack_limit)
-        self.has_time_limit = self._install_interrupt(context)
+        self._install_interrupt(context)
         self.context = context
         return context
 
@@ -133,7 +132,7 @@ class JsEngine:
         self.context = None
         self.call_fn = None
 
-    def _install_interrupt(self, context: Any) -> bool:
+    def _install_interrupt(self, context: Any) -> None:
         lib = _lib()
         # PyJsContextObject starts with PyObject_HEAD, then ``JSRuntime *runtime``; the binding
         # stores the context object as the runtime's opaque, which lets us verify the guess.
@@ -145,9 +144,8 @@ class JsEngine:
                 RuntimeWarning,
                 stacklevel=3,
             )
-            return False
+            return
         lib.JS_SetInterruptHandler(runtime, self._handler, None)
-        return True
 
 
 class _EngineThread:
@@ -174,22 +172,23 @@ class _EngineThread:
         if self.closed:
             raise RuntimeError("this JavaScript engine is closed")
         future: concurrent.futures.Future = concurrent.futures.Future()
-        self._queue.put((future, fn, args))
+        self._queue.put([future, fn, args])  # a list: the thread empties it before answering (see _run_one)
         return future
 
     def close(self, last: Callable[[], None]) -> None:
         """Run ``last`` on the thread after the queued work, then end the thread."""
         if not self.closed:
             self.closed = True
-            self._queue.put((None, last, ()))
+            self._queue.put([None, last, ()])
 
     def _loop(self) -> None:
         while self._run_one(self._queue.get()):
             pass  # each item is handled in its own frame so nothing of it outlives its turn
 
     @staticmethod
-    def _run_one(item: tuple) -> bool:
+    def _run_one(item: list) -> bool:
         future, fn, args = item
+        item.clear()  # drop the work's references before the caller wakes: a dropped JsHooks is freed at once
         if future is None:
             fn()
             return False
@@ -197,7 +196,9 @@ class _EngineThread:
             try:
                 result = fn(*args)
             except BaseException as error:  # noqa: BLE001 - handed to the waiting caller
+                fn = args = None
                 future.set_exception(error)
             else:
+                fn = args = None
                 future.set_result(result)
         return True

@@ -40,6 +40,7 @@ from .errors import (
     HookTimeoutError,
 )
 from .js_engine import JsEngine
+from ..output import OutputMessageError
 from .returns import check_result
 
 MB = 1024 * 1024
@@ -83,6 +84,7 @@ class JsHooks:
         self._current: tuple[str, HookContext] | None = None
         self.names: frozenset[str] = frozenset()
         self.lines: dict[str, int] = {}  # hook name -> line of its definition
+        self._sources: dict[str, str] = {}  # hook name -> its function's source text
         self.rebuilds = 0  # times the engine was rebuilt after a limit was hit
         try:
             self._engine.run(self._load)
@@ -96,10 +98,6 @@ class JsHooks:
     async def call(self, name: str, ctx: HookContext, *args: Any) -> dict | None:
         """Run hook ``name`` on the engine thread without blocking the event loop."""
         return await asyncio.wrap_future(self._engine.submit(self._call_locked, name, ctx, args))
-
-    def call_sync(self, name: str, ctx: HookContext, *args: Any) -> dict | None:
-        """Run hook ``name`` and wait for it (from any thread but the engine's)."""
-        return self._engine.run(self._call_locked, name, ctx, args)
 
     def take_console(self) -> list[dict]:
         lines, self._console = self._console, []
@@ -130,7 +128,8 @@ class JsHooks:
         names = orjson.loads(self._eval_armed(context, _DISCOVER, "discover"))
         self.names = frozenset(names)
         source_of = context.get("__agentctx_source_of")
-        self.lines = {name: _line_in(self.source, source_of(name)) for name in names}
+        self._sources = {name: source_of(name) for name in names}
+        self.lines = {name: _line_in(self.source, text) for name, text in self._sources.items()}
         self._engine.call_fn = context.get("__agentctx_call")
 
     def _eval_armed(self, context: Any, code: str, what: str | None) -> Any:
@@ -184,41 +183,43 @@ class JsHooks:
         budget = self._engine.budget
         budget.pause()
         try:
-            value = self._dispatch(name, args_json)
-            return orjson.dumps({"value": value}).decode()
+            call = _HOST_CALLS.get(name)
+            if call is None:
+                raise KeyError(f"no host call {name!r}")
+            if name in _SEND_CALLS and len(args_json) > self.max_send_bytes:
+                raise ValueError(f"the message is {len(args_json):,} bytes of JSON, over the "
+                                 f"{self.max_send_bytes:,}-byte limit (max_send_bytes)")
+            return orjson.dumps({"value": call(self, orjson.loads(args_json))}).decode()
         except Exception as error:  # noqa: BLE001 - reported to JavaScript, which throws
-            message = f"{_host_label(name)}: {error}"
-            return orjson.dumps({"error": {"message": message, "name": type(error).__name__}}).decode()
+            reply: dict[str, str] = {"message": _host_error_text(name, error)}
+            if name == "global":
+                reply["name"] = type(error).__name__
+            return orjson.dumps({"error": reply}).decode()
         finally:
             budget.resume()
 
-    def _dispatch(self, name: str, args_json: str) -> Any:
-        if name in ("send", "send_group") and len(args_json) > self.max_send_bytes:
-            raise ValueError(
-                f"the message is {len(args_json):,} bytes of JSON, over the {self.max_send_bytes:,}-byte "
-                "limit (max_send_bytes)"
-            )
-        args = orjson.loads(args_json)
-        hook, ctx = self._current if self._current else (None, None)
-        if name == "console":
-            self._record_console(hook, args[0], args[1])
-            return None
-        if name == "sleep":
-            self._sleep_ms(args[0])
-            return None
-        if name == "global":
-            return self._globals[args[0]](*args[1])
-        if ctx is None:
+    def _ctx(self) -> HookContext:
+        if self._current is None:
             raise RuntimeError("ctx is only usable while a hook runs")
-        if name == "send":
-            ctx.Send(args[0])
-        elif name == "send_group":
-            ctx.SendGroup(args[0])
-        elif name == "flush":
-            ctx.Flush()
-        else:
-            raise KeyError(name)
-        return None
+        return self._current[1]
+
+    def _host_console(self, args: list) -> None:
+        self._record_console(self._current[0] if self._current else None, args[0], args[1])
+
+    def _host_sleep(self, args: list) -> None:
+        self._sleep_ms(args[0])
+
+    def _host_global(self, args: list) -> Any:
+        return self._globals[args[0]](*args[1])
+
+    def _host_send(self, args: list) -> None:
+        self._ctx().Send(args[0])
+
+    def _host_send_group(self, args: list) -> None:
+        self._ctx().SendGroup(args[0])
+
+    def _host_flush(self, args: list) -> None:
+        self._ctx().Flush()
 
     def _sleep_ms(self, ms: Any) -> None:
         if not isinstance(ms, (int, float)) or ms != ms or ms < 0:
@@ -240,67 +241,133 @@ class JsHooks:
     # -- turning engine failures into HookErrors --------------------------------------------
 
     def _engine_failure(self, hook: str, text: str, tripped: str | None) -> HookError:
-        line = _user_line(text) or self.lines.get(hook)
+        """An exception the engine raised (a limit, the interrupt): the first matching row of
+        :data:`_ENGINE_FAILURES` decides the error."""
+        line = self._running_line(hook, _user_line(text))
         first = text.split("\n", 1)[0]
-        if tripped == "time":
-            return HookTimeoutError(
-                f"ran longer than its {self.time_limit} s time limit (JavaScript time; an endless loop?)",
-                hook=hook, line=line, stack=text,
-            )
-        if tripped == "interrupt":
-            return HookTimeoutError("was interrupted (the turn was stopped)", hook=hook, line=line, stack=text)
-        if tripped == "wall":
-            return HookTimeoutError(
-                f"ran longer than its {self.wall_limit} s wall-clock limit", hook=hook, line=line, stack=text
-            )
-        if "out of memory" in first:
-            return self._out_of_memory(hook, line, stack=text)
-        if "stack" in first.lower():
-            return self._stack_overflow(hook, line, stack=text)
+        for matches, build in _ENGINE_FAILURES:
+            if matches(tripped, first):
+                return build(self, hook, line, text, first)
         return HookThrewError(first, hook=hook, line=line, stack=text)
 
     def _thrown(self, hook: str, thrown: dict) -> HookError:
+        """A value the hook threw: an Error (maybe the engine's stack or memory error), or anything else."""
         if thrown["isError"]:
             stack = thrown.get("stack") or ""
             line = _user_line(stack) or self.lines.get(hook)
-            message = f"{thrown['name']}: {thrown['message']}"
-            if "Maximum call stack size exceeded" in thrown["message"]:
-                return self._stack_overflow(hook, line, name=thrown["name"], stack=stack)
-            if "out of memory" in thrown["message"]:
-                return self._out_of_memory(hook, line, name=thrown["name"], stack=stack)
-            return HookThrewError(message, hook=hook, line=line, name=thrown["name"], code=thrown.get("code"), stack=stack)
-        line = self._throw_line(hook)
+            for matches, build in _THROWN_ERRORS:
+                if matches(thrown["message"]):
+                    return build(self, hook, line, stack, thrown["name"])
+            return HookThrewError(f"{thrown['name']}: {thrown['message']}", hook=hook, line=line, name=thrown["name"],
+                                  code=thrown.get("code"), stack=stack)
         return HookThrewError(
             f"threw a non-Error value ({thrown['name']}): {thrown['message']}",
-            hook=hook, line=line, name=thrown["name"], code=thrown.get("code"), value=thrown.get("value"),
+            hook=hook, line=self._throw_line(hook), name=thrown["name"], code=thrown.get("code"),
+            value=thrown.get("value"),
         )
 
-    def _stack_overflow(self, hook: str, line: int | None, **details: Any) -> HookStackOverflowError:
-        return HookStackOverflowError(
-            f"exceeded the {self._engine.stack_limit:,}-byte stack limit (runaway recursion?)",
-            hook=hook, line=line, **details,
-        )
-
-    def _out_of_memory(self, hook: str, line: int | None, **details: Any) -> HookMemoryError:
-        return HookMemoryError(
-            f"ran out of its {self._engine.memory_limit:,}-byte memory limit", hook=hook, line=line, **details
-        )
-
-    def _throw_line(self, hook: str) -> int | None:
-        """A thrown non-Error carries no stack: name the hook's first ``throw`` statement."""
+    def _span(self, hook: str) -> tuple[int, list[str]] | None:
+        """(first line, source lines) of the hook's own function, from the text the engine holds."""
         start = self.lines.get(hook)
         if start is None:
             return None
-        body = self.source.split("\n")[start - 1 :]
-        depth, seen_brace = 0, False
-        for offset, text in enumerate(body):
-            if re.search(r"\bthrow\b", text):
-                return start + offset
-            depth += text.count("{") - text.count("}")
-            seen_brace = seen_brace or "{" in text
-            if seen_brace and depth <= 0:
-                break
-        return start
+        return start, self._sources.get(hook, "").split("\n")
+
+    def _throw_line(self, hook: str) -> int | None:
+        """A thrown non-Error carries no stack: name the hook's first ``throw`` statement."""
+        span = self._span(hook)
+        if span is None:
+            return None
+        start, lines = span
+        return next((start + offset for offset, text in enumerate(lines) if re.search(r"\bthrow\b", text)), start)
+
+    def _running_line(self, hook: str, line: int | None) -> int | None:
+        """The line a limit stopped. QuickJS records a frame's position only at calls and some jumps, so
+        a loop that calls nothing is reported at its function's first line or at an enclosing statement:
+        then name the first loop of the hook from that line on."""
+        span = self._span(hook)
+        if span is None or line is None:
+            return line or (span[0] if span else None)
+        start, lines = span
+        offset = line - start
+        if not 0 <= offset < len(lines) or _LOOP.search(lines[offset]):
+            return line
+        loop = next((start + at for at in range(offset, len(lines)) if _LOOP.search(lines[at])), None)
+        return loop or line
+
+
+_LOOP = re.compile(r"\b(?:while|for|do)\b")
+
+
+_ENGINE_FAILURES: list[tuple[Callable[[str | None, str], bool], Callable[..., HookError]]] = [
+    (lambda tripped, first: tripped == "interrupt",
+     lambda self, hook, line, text, first: HookTimeoutError("was interrupted (the turn was stopped)",
+                                                           hook=hook, line=line, stack=text)),
+    (lambda tripped, first: tripped == "time",
+     lambda self, hook, line, text, first: HookTimeoutError(
+         f"ran longer than its {self.time_limit} s time limit (JavaScript time; an endless loop?)",
+         hook=hook, line=line, stack=text)),
+    (lambda tripped, first: tripped == "wall",
+     lambda self, hook, line, text, first: HookTimeoutError(
+         f"ran longer than its {self.wall_limit} s wall-clock limit", hook=hook, line=line, stack=text)),
+    (lambda tripped, first: "out of memory" in first,
+     lambda self, hook, line, text, first: _out_of_memory(self, hook, line, stack=text)),
+    (lambda tripped, first: "stack" in first.lower(),
+     lambda self, hook, line, text, first: _stack_overflow(self, hook, line, stack=text)),
+]
+"""(matches(tripped, first line of the engine's message), build(...)) — the first row that matches wins."""
+
+_THROWN_ERRORS: list[tuple[Callable[[str], bool], Callable[..., HookError]]] = [
+    (lambda message: "Maximum call stack size exceeded" in message,
+     lambda self, hook, line, stack, name: _stack_overflow(self, hook, line, name=name, stack=stack)),
+    (lambda message: "out of memory" in message,
+     lambda self, hook, line, stack, name: _out_of_memory(self, hook, line, name=name, stack=stack)),
+]
+"""Errors a hook "threw" that are really the engine's limits (QuickJS raises them as catchable errors)."""
+
+
+def _stack_overflow(hooks: JsHooks, hook: str, line: int | None, **details: Any) -> HookStackOverflowError:
+    return HookStackOverflowError(
+        f"exceeded the {hooks._engine.stack_limit:,}-byte stack limit (runaway recursion?)", hook=hook, line=line, **details)
+
+
+def _out_of_memory(hooks: JsHooks, hook: str, line: int | None, **details: Any) -> HookMemoryError:
+    return HookMemoryError(f"ran out of its {hooks._engine.memory_limit:,}-byte memory limit", hook=hook, line=line,
+                           **details)
+
+
+_HOST_CALLS: dict[str, Callable[[JsHooks, list], Any]] = {
+    "console": JsHooks._host_console,
+    "sleep": JsHooks._host_sleep,
+    "global": JsHooks._host_global,
+    "send": JsHooks._host_send,
+    "send_group": JsHooks._host_send_group,
+    "flush": JsHooks._host_flush,
+}
+"""What JavaScript may call in Python (the prelude's ``__agentctx_hostcall(name, args)``)."""
+_SEND_CALLS = frozenset({"send", "send_group"})
+
+_HOST_LABELS = {"send": "ctx.Send", "send_group": "ctx.SendGroup", "flush": "ctx.Flush", "sleep": "time.Sleep",
+                "console": "console", "global": "host function"}
+_YAO_PREFIXES = {"send": ("invalid message: ", "Send failed: "), "send_group": ("invalid group: ", "SendGroup failed: ")}
+"""Yao's wording (agent/context/jsapi.go:177-211): a message Yao cannot parse is ``invalid message: …``;
+one that its writer refuses (a standard client's image without a url) is ``Send failed: …``."""
+
+
+def _host_error_text(name: str, error: Exception) -> str:
+    """The JavaScript error message for a failed host call: Yao's text first, then our detail."""
+    text = str(error)
+    prefixes = _YAO_PREFIXES.get(name)
+    if prefixes is None:
+        return f"{_HOST_LABELS.get(name, name)}: {text}"
+    invalid, failed = prefixes
+    if text.startswith(("invalid message: ", "invalid group: ", "Send failed: ", "SendGroup failed: ")):
+        if name == "send_group":
+            text = text.replace("invalid message: ", invalid, 1).replace("Send failed: ", failed, 1)
+        return text
+    if isinstance(error, OutputMessageError):
+        return invalid + text
+    return failed + text
 
 
 def hooks_from_js(
@@ -347,17 +414,6 @@ def _weak_host(ref: weakref.ref) -> Callable[[str, str], str]:
         return hooks._host(name, args_json)
 
     return host
-
-
-def _host_label(name: str) -> str:
-    return {
-        "send": "ctx.Send",
-        "send_group": "ctx.SendGroup",
-        "flush": "ctx.Flush",
-        "sleep": "time.Sleep",
-        "console": "console",
-        "global": "host function",
-    }.get(name, name)
 
 
 def _user_line(stack: str) -> int | None:

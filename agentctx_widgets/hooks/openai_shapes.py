@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 
 ROLE_OF = {1: "system", 2: "user", 3: "assistant", 4: "tool"}
-TYPE_OF = {role: kind for kind, role in ROLE_OF.items()}
+TYPE_OF = {**{role: kind for kind, role in ROLE_OF.items()}, "developer": 1}  # Yao's developer role is a system message
 _VIEW_KEYS = {"role", "content", "thinking", "tool_calls", "tool_call_id"}
 
 

@@ -48,6 +48,7 @@ from ..context import Context, create_assembler, finalize_usage, usage_add, user
 from ..models import Model, ModelError
 from ..models.tools import Tool, as_tools, result_message
 from ..output import Output, adapter_for
+from ..output.adapters import CUI_ACCEPTS
 from .base import Hooks
 from .caller import call_user_code, run_on_worker
 from .checkpoint import ContextCheckpoint
@@ -55,6 +56,7 @@ from .errors import error_dict
 from .hook_context import CTX_FIELDS, HookContext
 from .openai_shapes import from_view, message_from_response, response_of, to_view, tool_call_of
 from .python_hooks import hooks_from_python
+from .returns import CREATE_FIELDS, CTX_OVERRIDE_FIELDS, MODEL_OPTION_FIELDS, unknown_create_keys
 from .usage_log import record_usage
 
 INTERRUPTED = {"message": "interrupted: the turn was stopped before it finished; nothing was committed",
@@ -105,6 +107,9 @@ class TurnResult:
     """One entry per model call: ``{"usage", "stopReason"?, "model"?, "provider"?, "rateLimits"?}``."""
     tool_results: list[dict] = field(default_factory=list)
     """The tool-result messages (type 4) the runner's tools produced, in order."""
+    diagnostics: list[dict] = field(default_factory=list)
+    """What Yao accepts but a hook author almost surely did not mean: ``{code, message, where, hint}``
+    (``agentctx_widgets.output.diagnostics``), in the order they happened."""
 
     @property
     def ok(self) -> bool:
@@ -131,6 +136,8 @@ async def run_turn_async(
     output: Output | None = None,
     hook_ctx: HookContext | None = None,
     options: dict | None = None,
+    strict: bool = False,
+    connectors: dict[str, Model] | None = None,
     **ctx_fields: Any,
 ) -> TurnResult:
     """Run one turn (see the module docstring) and return what it did.
@@ -138,8 +145,10 @@ async def run_turn_async(
     ``model`` streams the response; ``hooks`` are loaded hooks, JavaScript source, or Python hook
     functions (anything ``hooks_from_python`` takes); ``view`` (a ``ContextView``) shows it live;
     ``tools`` are Python callables the model may call; ``accept`` is the client kind (``cui-web``,
-    ``standard``); ``options`` go to the model for this turn; ``ctx_fields`` set ``ctx`` fields
-    (``chat_id``, ``locale``, …). ``run_turn`` takes the same arguments and waits for the turn (it
+    ``standard``); ``options`` go to the model for this turn; ``strict`` turns the first diagnostic (what
+    Yao accepts but would surprise a hook author) into the turn's error; ``connectors`` maps Yao
+    connector names to models, for a ``Create`` hook that returns ``{connector}``; ``ctx_fields`` set
+    ``ctx`` fields (``chat_id``, ``locale``, ``theme``, …). ``run_turn`` takes the same arguments and waits for the turn (it
     works inside a running event loop, such as a notebook cell's, and takes Ctrl-C).
     """
     return await _Turn(**locals()).run()
@@ -179,7 +188,8 @@ class _Recorder:
 class _Turn:
     def __init__(self, context: Any, user_input: Any, *, model: Any, hooks: Any, view: Any, tools: Any,
                  max_tool_rounds: int, accept: str, streaming: bool, max_retries: int, output: Output | None,
-                 hook_ctx: HookContext | None, options: dict | None, ctx_fields: dict) -> None:
+                 hook_ctx: HookContext | None, options: dict | None, strict: bool,
+                 connectors: dict[str, Any] | None, ctx_fields: dict) -> None:
         if model is None or not callable(getattr(model, "stream", None)):
             raise TypeError(f"run_turn(model=…): expected a model with stream(messages), got {model!r}")
         unknown = set(ctx_fields) - set(CTX_FIELDS)
@@ -201,6 +211,12 @@ class _Turn:
         self.streaming = streaming
         self.max_retries = max_retries
         self.options = options
+        self.turn_options = options  # the options of this attempt: Create may add model options
+        self.strict = bool(strict)
+        self.connectors = dict(connectors or {})
+        for name, connector in self.connectors.items():
+            if not callable(getattr(connector, "stream", None)):
+                raise TypeError(f"run_turn(connectors=…): {name!r} is not a model with stream(messages)")
         self.caller_output = output
         self.hook_ctx = hook_ctx
         self.ctx_fields = ctx_fields
@@ -210,6 +226,8 @@ class _Turn:
         self.messages: list[dict] = []  # what hooks see as ``messages`` (Create may replace it)
         self.checkpoint: ContextCheckpoint | None = None
         self.final_committed = False
+        self.error_shown = False
+        self.seen_diagnostics = 0
         self.stop_requested = threading.Event()
         self._live: dict | None = None  # the response being streamed, for an interrupt's view
 
@@ -221,23 +239,27 @@ class _Turn:
             self.context.append(_as_user_message(self.user_input))  # step 1
         self.checkpoint = ContextCheckpoint(self.context)
         self.output = self.caller_output if self.caller_output is not None else Output(accept=self.accept)
-        adapter = adapter_for(self.accept)
+        was_strict, self.output.strict = self.output.strict, self.output.strict or self.strict
+        seen = self.seen_diagnostics = len(self.output.diagnostics)
+        base = self.hook_ctx if self.hook_ctx is not None else HookContext(chat_id=getattr(self.context, "id", None))
+        fields = {"accept": self.accept, **self.ctx_fields}
+        self.ctx = HookContext(**{**base.to_json(), **fields}).with_output(self.output)
+        standard = {} if self.accept in CUI_ACCEPTS else {"locale": self.ctx.locale or "en", "report": self.output.report}
+        adapter = adapter_for(self.accept, **standard)
         recorder = _Recorder()
         added = [sink for sink in (self.view, adapter, recorder)
                  if sink is not None and sink not in self.output.sinks]
         for sink in added:
             self.output.add_sink(sink)
-        base = self.hook_ctx if self.hook_ctx is not None else HookContext(chat_id=getattr(self.context, "id", None))
-        fields = {"accept": self.accept, **self.ctx_fields}
-        self.ctx = HookContext(**{**base.to_json(), **fields}).with_output(self.output)
+        self.recorder = recorder
         try:
             try:
                 await self._attempts()
             except asyncio.CancelledError:
                 self._on_interrupt()
                 raise
-            if self.result.error is None and hasattr(adapter, "finish") and not getattr(adapter, "ended", False):
-                adapter.finish()
+            if hasattr(adapter, "finish") and not getattr(adapter, "ended", False):
+                adapter.finish()  # Yao closes every stream with [DONE], a failed one too (openai/writer.go:129-132)
         finally:
             self._flush_quietly()
             for sink in added:
@@ -251,6 +273,9 @@ class _Turn:
                                   RuntimeWarning, stacklevel=2)
             self.result.output = recorder.messages
             self.result.chunks = list(adapter.chunks)
+            self.result.diagnostics = self.output.diagnostics[seen:]
+            self.output.strict = was_strict
+            self._show_diagnostics()
             self.result.timings["total"] = time.monotonic() - started
         return self.result
 
@@ -295,6 +320,7 @@ class _Turn:
                     if self.result.retries < self.max_retries:
                         self.checkpoint.restore(self.context)
                         self.result.retries += 1
+                        self.ctx.retry, self.ctx.retry_times = True, self.result.retries  # as Yao's ctx says
                         continue
                     error = {**error, "message": f"{error['message']} (gave up after {self.max_retries} retries)"}
                     decision = error
@@ -308,9 +334,12 @@ class _Turn:
         messages = self.messages
         model_messages = self._context_messages()
         created = await self._hook("Create", "create", messages)  # step 2
-        if created and created.get("messages") is not None:
-            messages = self.messages = created["messages"]
-            model_messages = from_view(messages, model_messages)  # passed-through messages stay as they were
+        self.turn_options = self.options
+        if created:
+            self._apply_create(created)
+            if created.get("messages"):  # Yao: absent, null or [] keep the input messages (agent.go:386)
+                messages = self.messages = created["messages"]
+                model_messages = from_view(messages, model_messages)  # passed-through messages stay as they were
         rounds = 0
         while True:
             response, message = await self._respond(messages, model_messages)  # steps 3–6
@@ -329,6 +358,28 @@ class _Turn:
         if done and done.get("response") is not None:
             self.result.response = {**response, **done["response"]}
 
+    def _apply_create(self, created: dict) -> None:
+        """Apply Create's HookCreateResponse fields where Yao applies them (create.go:32-68,
+        agent.go:611-648): model options for this attempt, ctx overrides, metadata merged, connector."""
+        for key in unknown_create_keys(created):
+            self.output.report("unknown_return_key", "Create's return value", key=key, hook="Create",
+                               known=", ".join(CREATE_FIELDS))
+        model_options = {key: created[key] for key in MODEL_OPTION_FIELDS if created.get(key) is not None}
+        if model_options:
+            self.turn_options = {**(self.options or {}), **model_options}
+        for key in CTX_OVERRIDE_FIELDS:
+            if created.get(key):
+                setattr(self.ctx, key, created[key])
+        if created.get("metadata"):
+            self.ctx.metadata = {**(self.ctx.metadata or {}), **created["metadata"]}
+        connector = created.get("connector")
+        if connector:
+            if connector in self.connectors:
+                self.model = self.connectors[connector]
+            else:
+                self.output.report("unknown_connector", "Create's return value", connector=connector,
+                                   known=", ".join(self.connectors) or "none: run_turn(connectors={...})")
+
     async def _respond(self, messages: list[dict], model_messages: list[dict]) -> tuple[dict, dict]:
         """One model call and its response: stream, Before, commit, After. Returns (response, message)."""
         self.result.model_messages = model_messages
@@ -340,7 +391,10 @@ class _Turn:
         response = response_of(message, usage)
         self.result.response = response
 
+        mark = len(self.recorder.messages)
         changed = await self._hook("Before", "before", messages, response)  # step 4
+        # seed 000: Before is where reasoning is displayed; when it showed some, the runner does not again
+        before_showed_thinking = any(m.get("type") == "thinking" for m in self.recorder.messages[mark:])
         rebuilt = False
         if changed and changed.get("response") is not None:
             response = {**response, **changed["response"]}
@@ -357,7 +411,7 @@ class _Turn:
             self.context.append(message)
             self._live = None
             self.final_committed = not (self.tools and any(b.get("type") == "toolCall" for b in message["content"]))
-            self._send_response(message)
+            prefix = self._send_response(message, thinking=not before_showed_thinking)
             self.output.flush()
             if self.view is not None:
                 self._set_pending(None)
@@ -366,6 +420,10 @@ class _Turn:
         if after and after.get("response") is not None:
             response = {**response, **after["response"]}
             self.result.response = response
+        # seed 000's After shows the tool calls it handles: send only those no hook showed (by call id)
+        shown = {m.get("props", {}).get("id") for m in self.recorder.messages[mark:] if m.get("type") == "tool_call"}
+        self._send_tool_calls(message, prefix, shown)
+        self._flush_quietly()
         return response, message
 
     # -- steps --------------------------------------------------------------------------------
@@ -380,6 +438,7 @@ class _Turn:
             finally:
                 self.result.console.extend(self.hooks.take_console())
             self.output.flush()  # what the hook sent but did not flush reaches the client now
+            self._show_diagnostics()
             return answer
 
     async def _stream(self, messages: list[dict]) -> tuple[dict, Any, dict]:
@@ -434,8 +493,8 @@ class _Turn:
 
     def _model_options(self) -> dict | None:
         if not self.tools:
-            return self.options
-        options = dict(self.options or {})
+            return self.turn_options
+        options = dict(self.turn_options or {})
         options["tools"] = [*(options.get("tools") or []), *(tool.spec for tool in self.tools.values())]
         return options
 
@@ -462,26 +521,38 @@ class _Turn:
         self.result.tool_results.append(result)
         return result
 
-    def _send_response(self, message: dict) -> None:
+    def _send_response(self, message: dict, *, thinking: bool) -> str:
+        """Send the response's text (and thinking, unless Before showed some) as output messages;
+        returns the id prefix its tool calls will use."""
         prefix = f"resp_{uuid.uuid4().hex[:8]}"
         for index, block in enumerate(message.get("content") or []):
             kind = block.get("type")
-            message_id = f"{prefix}_{index}"
-            if kind in ("text", "thinking") and block.get("text"):
-                self.output.send({"type": kind, "props": {"content": block["text"]}, "id": message_id, "done": True})
-            elif kind == "toolCall":
-                call = tool_call_of(block)
-                self.output.send({
-                    "type": "tool_call",
-                    "props": {"id": call["id"], "name": call["function"]["name"], "arguments": call["function"]["arguments"]},
-                    "id": message_id,
-                    "done": True,
-                })
+            if kind in ("text", "thinking") and block.get("text") and (thinking or kind == "text"):
+                self._send_final(kind, {"content": block["text"]}, f"{prefix}_{index}")
+        return prefix
+
+    def _send_final(self, kind: str, props: dict, message_id: str) -> None:
+        """A finished message as Yao's stream handler ends one: the content, then done with the same
+        content (a standard client skips a done without delta; a CUI client keeps the content)."""
+        self.output.send({"type": kind, "props": props, "id": message_id})
+        self.output.send({"type": kind, "props": props, "id": message_id, "done": True})
+
+    def _send_tool_calls(self, message: dict, prefix: str, shown: set) -> None:
+        for index, block in enumerate(message.get("content") or []):
+            if block.get("type") != "toolCall" or block.get("callId") in shown:
+                continue
+            call = tool_call_of(block)
+            props = {"id": call["id"], "name": call["function"]["name"], "arguments": call["function"]["arguments"]}
+            self._send_final("tool_call", props, f"{prefix}_{index}")
 
     async def _on_error(self, messages: list[dict], error: dict) -> dict | str | None:
         """Call the Error hook: ``"retry"``, the error to surface, or ``None`` for the default."""
+        mark = len(self.recorder.messages)
+        self.error_shown = False
         try:
             answer = await self._hook("Error", "error", messages, error)
+            # an Error hook that showed its own error message replaces the raw one for the client (seed 000)
+            self.error_shown = any(m.get("type") == "error" for m in self.recorder.messages[mark:])
         except Exception as failure:  # noqa: BLE001 - a failing Error hook must not hide the error
             self._flush_quietly()
             return {**error, "handler_error": error_dict(failure)}
@@ -496,6 +567,8 @@ class _Turn:
 
     def _surface(self, error: dict) -> None:
         self.result.error = error
+        if self.error_shown:  # the raw error stays on the result (and the log), not in front of the user
+            return
         props: dict[str, Any] = {"message": str(error.get("message") or "error")}
         if error.get("code") is not None:
             props["code"] = str(error["code"])
@@ -509,6 +582,12 @@ class _Turn:
 
     def _set_pending(self, message: dict | None) -> None:
         self.view.set_pending(message)
+
+    def _show_diagnostics(self) -> None:
+        show = getattr(self.view, "set_diagnostics", None)
+        new = self.output.diagnostics[self.seen_diagnostics:]
+        if callable(show) and new:
+            show(new)
 
     def _show_rate_limits(self, limits: dict) -> None:
         show = getattr(self.view, "set_rate_limits", None)

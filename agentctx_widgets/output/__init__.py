@@ -3,7 +3,8 @@
 Pure Python, no Jupyter imports. See docs/internals.md "agentctx_widgets.output".
 """
 
-from .adapters import CuiAdapter, StandardAdapter, adapter_for
+from .adapters import DONE, CuiAdapter, StandardAdapter, adapter_for, cui_group, cui_message
+from .diagnostics import DIAGNOSTICS, DiagnosticError
 from .buffer import Output, Sink, SinkError
 from .delta import (
     Change,
@@ -21,11 +22,16 @@ from .messages import (
     OutputGroup,
     OutputMessage,
     OutputMessageError,
+    group_members,
     normalize_group,
     normalize_message,
+    without_echoes,
 )
 
 __all__ = [
+    "DIAGNOSTICS",
+    "DONE",
+    "DiagnosticError",
     "Change",
     "CuiAdapter",
     "DELTA_ACTIONS",
@@ -42,9 +48,13 @@ __all__ = [
     "apply_message",
     "apply_message_in_place",
     "commit_change",
+    "cui_group",
+    "cui_message",
+    "group_members",
     "new_state",
     "normalize_group",
     "normalize_message",
     "parse_path",
     "plan_message",
+    "without_echoes",
 ]

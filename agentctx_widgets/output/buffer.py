@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol, runtime_checkable
 
 from .delta import Change, DeltaError, State, commit_change, new_state, plan_message
-from .messages import OutputGroup, OutputMessage, clone_json, normalize_group, normalize_message
+from .diagnostics import Collector, DiagnosticError, diagnostic
+from .messages import OutputGroup, OutputMessage, clone_json, group_members, normalize_group, normalize_message
 
 
 @runtime_checkable
@@ -54,6 +55,20 @@ def _writer(sink: SinkLike) -> Callable[[list[dict[str, Any]]], None]:
     raise TypeError(f"an output sink needs a write(messages) method or must be callable, got {sink!r}")
 
 
+def _deliver_with_groups(write: Callable[[list[dict[str, Any]]], None], write_group: Callable[[OutputGroup], None],
+                         batch: list[OutputMessage], groups: list[tuple[int, int, OutputGroup]]) -> None:
+    """[groups to sinks] A sink with ``write_group``: plain runs go to ``write``, each SendGroup to
+    ``write_group`` (the group as ``normalize_group`` returns it, members untagged), in send order."""
+    at = 0
+    for start, end, group in groups:
+        if start > at:
+            write(batch[at:start])
+        write_group(group)
+        at = end
+    if at < len(batch):
+        write(batch[at:])
+
+
 class Output:
     """Buffers output messages and delivers them to sinks on ``flush``.
 
@@ -62,12 +77,16 @@ class Output:
     """
 
     def __init__(self, sinks: Iterable[SinkLike] | None = None, *, accept: str = "cui-web",
-                 history: int | None = DEFAULT_HISTORY) -> None:
+                 history: int | None = DEFAULT_HISTORY, strict: bool = False) -> None:
         if not isinstance(accept, str) or not accept:
             raise TypeError(f"Output(accept=...) must be a non-empty string, got {accept!r}")
         if history is not None and (isinstance(history, bool) or not isinstance(history, int) or history < 0):
             raise TypeError(f"Output(history=...) must be a count >= 0 or None, got {history!r}")
         self.accept = accept
+        self.strict = bool(strict)
+        """Turn the first diagnostic into a :class:`DiagnosticError` (raised by the call that caused it)."""
+        self.diagnostics: list[dict] = []
+        """What Yao accepts but a hook author almost surely did not mean (see ``output/diagnostics.py``)."""
         self._sinks: list[tuple[SinkLike, Callable[[list[dict[str, Any]]], None]]] = []
         for sink in sinks or ():
             self.add_sink(sink)
@@ -75,10 +94,23 @@ class Output:
         self._flushed_state: State = new_state()
         self._buffer: list[OutputMessage] = []
         self._changes: list[Change] = []
+        # [groups to sinks] each SendGroup still buffered: (start, end) in _buffer, the normalized group
+        self._groups: list[tuple[int, int, OutputGroup]] = []
         # The last `history` flushed messages (None keeps all): a long stream of deltas must not keep
         # every delta alive; the delta state already holds what they add up to.
         self._flushed: deque[OutputMessage] = deque(maxlen=history)
         self._flushed_count = 0
+
+    # ---- diagnostics -----------------------------------------------------------------------------
+
+    def report(self, code: str, where: str, **details: Any) -> None:
+        """Record one diagnostic (``strict``: raise it instead). Hooks and the runner report here too."""
+        self._release([diagnostic(code, where, **details)])
+
+    def _release(self, found: list[dict]) -> None:
+        if found and self.strict:
+            raise DiagnosticError(found[0])
+        self.diagnostics.extend(found)
 
     # ---- sinks -----------------------------------------------------------------------------------
 
@@ -107,16 +139,29 @@ class Output:
         Raises ``OutputMessageError`` (bad shape) or ``DeltaError`` (cannot apply) and then changes
         nothing.
         """
-        normalized = normalize_message(message)
-        change = plan_message(self._pending_state, normalized)
+        found = Collector()
+        normalized = normalize_message(message, report=found)
+        self._check_with_sinks("check", normalized)
+        change = plan_message(self._pending_state, normalized, report=found)
+        self._release(found.items)  # strict: raised here, before anything of the message is applied
         commit_change(self._pending_state, change)
         self._buffer.append(normalized)
         self._changes.append(change)
         return change.id
 
+    def _check_with_sinks(self, method: str, value: Any) -> None:
+        """Let a sink refuse what its client would (a standard client's image without a url), at send."""
+        for sink, _ in self._sinks:
+            check = getattr(sink, method, None)
+            if callable(check):
+                check(value)
+
     def send_group(self, group: OutputGroup) -> list[str]:
         """Check and buffer a group of messages, each tagged with the group's id; all or nothing."""
-        messages = normalize_group(group)
+        found = Collector()
+        record = normalize_group(group, report=found)  # [groups to sinks] the group as Yao keeps it, for write_group
+        self._check_with_sinks("check_group", record)
+        messages = group_members(record)
         state = self._pending_state
         order_length = len(state["order"])
         saved: dict[str, dict[str, Any] | None] = {}
@@ -124,14 +169,15 @@ class Output:
         try:
             for index, message in enumerate(messages):
                 try:
-                    change = plan_message(state, message)
+                    change = plan_message(state, message, report=found)
                 except DeltaError as error:
                     raise DeltaError(error.code, f"group.messages[{index}]: {error}") from error
                 if change.id not in saved:
                     saved[change.id] = None if change.is_new else clone_json(state["messages"][change.id])
                 commit_change(state, change)
                 changes.append(change)
-        except DeltaError:
+            self._release(found.items)  # strict: the group is taken back below, whole
+        except (DeltaError, DiagnosticError):
             del state["order"][order_length:]
             for msg_id, entry in saved.items():
                 if entry is None:
@@ -139,6 +185,7 @@ class Output:
                 else:
                     state["messages"][msg_id] = entry
             raise
+        self._groups.append((len(self._buffer), len(self._buffer) + len(messages), record))  # [groups to sinks]
         self._buffer.extend(messages)
         self._changes.extend(changes)
         return [change.id for change in changes]
@@ -149,10 +196,10 @@ class Output:
         Does nothing when the buffer is empty. A sink that raises does not stop the others: the batch
         counts as delivered, and a ``SinkError`` listing every failure is raised at the end.
         """
-        if not self._buffer:
+        if not self._buffer and not self._groups:  # [groups to sinks] an empty group is still sent
             return
-        batch, changes = self._buffer, self._changes
-        self._buffer, self._changes = [], []
+        batch, changes, groups = self._buffer, self._changes, self._groups
+        self._buffer, self._changes, self._groups = [], [], []
         for change in changes:
             commit_change(self._flushed_state, change)
         self._flushed.extend(batch)
@@ -160,7 +207,11 @@ class Output:
         errors: list[tuple[SinkLike, BaseException]] = []
         for sink, write in list(self._sinks):
             try:
-                write(list(batch))
+                write_group = getattr(sink, "write_group", None)  # [groups to sinks]
+                if groups and callable(write_group):
+                    _deliver_with_groups(write, write_group, batch, groups)
+                elif batch:
+                    write(list(batch))
             except Exception as error:  # noqa: BLE001 - reported below, after every sink had its turn
                 errors.append((sink, error))
         if errors:

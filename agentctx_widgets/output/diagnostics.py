@@ -82,12 +82,39 @@ DIAGNOSTICS: dict[str, tuple[str, str]] = {
         "unknown delta_action {action!r}: the client changes nothing but the type and done",
         "delta_action is append, replace, merge or set",
     ),
+    "list_key_ignored": (
+        "{path} names the key {key!r} on a list, which is not an index: the client keeps the value where it never shows",
+        "index a list with a number (items.0 or items[0]); use an object for named keys",
+    ),
     "bare_done_kept": (
         "done with empty props for {id!r}: kept as the seed shows, but the CUI client at 9c35de9 blanks the message",
         "send the final content with done: true, or a delta with done: true, to be safe on that client",
     ),
+    # -- hooks: what Yao's hook layer does (agent/assistant/hook/create.go @ afab9c2)
+    "unknown_return_key": (
+        "{hook} returned {key!r}, which Yao's HookCreateResponse has no field for: it is ignored",
+        "Create may return {known}; check the spelling",
+    ),
+    "unknown_connector": (
+        "Create chose connector {connector!r}, which this turn does not know: the model stays the same",
+        "pass run_turn(connectors={{name: model}}) (known here: {known})",
+    ),
+    # -- the envelope: what Yao's parseMessage / parseGroup keep (agent/context/jsapi_helpers.go:12-220)
+    "field_dropped": (
+        "{field} is dropped, as Yao drops it: {reason}",
+        "Yao reads type, props, id, delta, done, delta_path, delta_action, type_change, group_id, "
+        "group_start, group_end and metadata {{timestamp, sequence, trace_id}}, each with its JSON type; "
+        "put anything else inside props",
+    ),
+    # -- standard clients: what Yao's OpenAI adapter writes (agent/output/adapters/openai/converter.go)
+    "resend_duplicates": (
+        "{how} for {id!r} sends its whole {prop} again: a standard client appends it after the "
+        "{shown} characters it already shows",
+        "send only what is new, as a delta (delta: true, delta_action: 'append'); a CUI client replaces "
+        "the text, a standard client cannot",
+    ),
 }
-"""code → (message template, hint). Templates are filled with the reporter's details."""
+"""code → (message template, hint template), both filled with the reporter's details."""
 
 
 class DiagnosticError(ValueError):
@@ -103,11 +130,14 @@ class DiagnosticError(ValueError):
 def diagnostic(code: str, where: str, **details: Any) -> dict:
     """The diagnostic dict for ``code`` at ``where``, its message filled from ``details``."""
     template, hint = DIAGNOSTICS[code]
+    return {"code": code, "message": _fill(template, details), "where": where, "hint": _fill(hint, details)}
+
+
+def _fill(template: str, details: dict) -> str:
     try:
-        message = template.format(**details)
+        return template.format(**details)
     except (KeyError, IndexError, ValueError):
-        message = template
-    return {"code": code, "message": message, "where": where, "hint": hint}
+        return template
 
 
 class Collector:

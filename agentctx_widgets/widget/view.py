@@ -20,6 +20,8 @@ from .stream import StreamProtocol
 from .transcript import transcript
 
 STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
+MAX_DIAGNOSTICS = 200
+"""Diagnostics the header lists at most (a runaway hook can report thousands)."""
 
 _MISSING_BUNDLE = """
 export default { render({ el }) {
@@ -50,6 +52,7 @@ class ContextView(anywidget.AnyWidget):
         self._window_model = model
         self._view_title = title
         self._rate_limits: dict[str, str] = {}
+        self._diagnostics: list[dict] = []
         self._unsubscribe = None
         self._initial_snapshot = ""
         self._ready = False
@@ -83,6 +86,11 @@ class ContextView(anywidget.AnyWidget):
     def set_rate_limits(self, limits: dict[str, str] | None) -> None:
         """Show the provider's rate-limit headers (``usage_headers``) beside the context gauge."""
         self._rate_limits = dict(limits or {})
+        self._stream.header_changed()
+
+    def set_diagnostics(self, diagnostics: list[dict]) -> None:
+        """Show diagnostics (``{code, message, where, hint}``) as a badge in the header that opens a list."""
+        self._diagnostics = [dict(item) for item in diagnostics][:MAX_DIAGNOSTICS]
         self._stream.header_changed()
 
     def clear_output(self) -> None:
@@ -159,6 +167,7 @@ class ContextView(anywidget.AnyWidget):
             "window": window,
             "model": self._window_model,
             "rateLimits": self._rate_limits or None,
+            "diagnostics": self._diagnostics or None,
         }
 
     def _send_message(self, message: dict[str, Any]) -> None:

@@ -99,3 +99,30 @@ describe("rate limits", () => {
     expect(byId(root, "actx-rate-limits").hidden).toBe(true);
   });
 });
+
+describe("diagnostics", () => {
+  test("a badge counts them and opens a list with code, message, where and hint", () => {
+    const root = render({
+      name: "x", count: 1, tokens: 1, window: null,
+      diagnostics: [
+        { code: "unknown_id", message: "delta for 'status', which was never sent", where: "Create: message 'status'", hint: "check the id" },
+        { code: "shared_slot", message: "2 messages without an id share one slot", where: "Create: message #2", hint: "give every message an id" },
+      ],
+    });
+    const box = byId(root, "actx-diagnostics");
+    expect(box.hidden).toBe(false);
+    expect(/** @type {HTMLElement} */ (box.querySelector("summary")).textContent).toBe("⚠ 2 diagnostics");
+    const items = [...box.querySelectorAll("li")].map((li) => [li.dataset.code, li.textContent]);
+    expect(items).toEqual([
+      ["unknown_id", "unknown_id delta for 'status', which was never sentCreate: message 'status'check the id"],
+      ["shared_slot", "shared_slot 2 messages without an id share one slotCreate: message #2give every message an id"],
+    ]);
+  });
+
+  test("none, no badge; text stays text (no HTML from a diagnostic)", () => {
+    expect(byId(render({ name: "x", count: 1 }), "actx-diagnostics").hidden).toBe(true);
+    const root = render({ name: "x", count: 1, diagnostics: [{ code: "<b>x</b>", message: "<img src=x onerror=alert(1)>", where: "", hint: "" }] });
+    expect(root.querySelector("img")).toBeNull();
+    expect(byId(root, "actx-diagnostics").textContent).toContain("<img src=x onerror=alert(1)>");
+  });
+});

@@ -4,7 +4,8 @@
  */
 import { h } from "./dom.js";
 
-/** @typedef {{name?: string | null, count?: number | null, tokens?: number | null, window?: number | null, model?: string | null, rateLimits?: Record<string, string> | null}} Header */
+/** @typedef {{name?: string | null, count?: number | null, tokens?: number | null, window?: number | null, model?: string | null, rateLimits?: Record<string, string> | null, diagnostics?: Diagnostic[] | null}} Header */
+/** @typedef {{code: string, message: string, where: string, hint: string}} Diagnostic */
 
 /**
  * The provider's rate-limit headers (OpenAI `x-ratelimit-remaining-requests`, Anthropic
@@ -40,12 +41,20 @@ function compact(n) {
   return n.toLocaleString("en-US");
 }
 
+/** @param {unknown} value */
+const str = (value) => (typeof value === "string" ? value : "");
+
 export class HeaderView {
   constructor() {
     this.name = h("span", { className: "actx-name", "data-testid": "actx-header-name" });
     this.count = h("span", { className: "actx-count", "data-testid": "actx-header-count" });
     this.model = h("span", { className: "actx-model", "data-testid": "actx-header-model" });
     this.limits = h("span", { className: "actx-rate-limits", "data-testid": "actx-rate-limits" });
+    // what Yao accepts but a hook author almost surely did not mean: a badge that opens the list
+    this.diagnosticsCount = h("summary", { className: "actx-diagnostics-badge" });
+    this.diagnosticsList = h("ol", { className: "actx-diagnostics-list" });
+    this.diagnostics = h("details", { className: "actx-diagnostics", "data-testid": "actx-diagnostics" },
+      [this.diagnosticsCount, this.diagnosticsList]);
     this.fill = h("span", { className: "actx-gauge-fill" });
     this.gaugeText = h("span", { className: "actx-gauge-text" });
     this.gauge = h("div", { className: "actx-gauge", "data-testid": "actx-gauge", role: "meter", "aria-valuemin": "0", "aria-valuemax": "100" }, [
@@ -54,9 +63,22 @@ export class HeaderView {
     ]);
     this.el = h("header", { className: "actx-header", "data-testid": "actx-header" }, [
       h("div", { className: "actx-title" }, [this.name, this.count, this.model]),
+      this.diagnostics,
       this.limits,
       this.gauge,
     ]);
+  }
+
+  /** @param {Diagnostic[]} items */
+  updateDiagnostics(items) {
+    this.diagnostics.hidden = items.length === 0;
+    this.diagnosticsCount.textContent = `⚠ ${items.length} diagnostic${items.length === 1 ? "" : "s"}`;
+    this.diagnosticsList.replaceChildren(...items.map((item) => h("li", { className: "actx-diagnostic", "data-code": str(item.code) }, [
+      h("code", { className: "actx-diagnostic-code", text: str(item.code) }),
+      h("span", { className: "actx-diagnostic-message", text: ` ${str(item.message)}` }),
+      h("div", { className: "actx-diagnostic-where", text: str(item.where) }),
+      h("div", { className: "actx-diagnostic-hint", text: str(item.hint) }),
+    ])));
   }
 
   /**
@@ -74,6 +96,7 @@ export class HeaderView {
     this.limits.textContent = rateLimitSummary(limits);
     this.limits.title = Object.entries(limits).map(([name, value]) => `${name}: ${value}`).join("\n");
     this.limits.hidden = !this.limits.textContent;
+    this.updateDiagnostics(Array.isArray(hd.diagnostics) ? hd.diagnostics : []);
     const tokens = typeof hd.tokens === "number" && Number.isFinite(hd.tokens) ? Math.max(0, hd.tokens) : null;
     const window = typeof hd.window === "number" && hd.window > 0 ? hd.window : null;
     this.gauge.hidden = window === null;
