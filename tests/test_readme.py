@@ -23,3 +23,12 @@ def test_every_python_block_in_the_readme_runs(monkeypatch):
     answer = namespace["answer"]
     assert answer.ok and answer.response["content"] == "It is 18 °C and partly cloudy in Paris right now."
     assert answer.usage["totalTokens"] == 1068 and [m["type"] for m in namespace["weather"].messages()] == [2, 3, 4, 3]
+
+
+def test_the_readme_lists_every_diagnostic_code():
+    from agentctx_widgets.output import DIAGNOSTICS
+
+    text = README.read_text(encoding="utf-8")
+    table = text[text.index("## Behaving like Yao"):text.index("### Where we differ from Yao")]
+    listed = re.findall(r"^\| `([a-z_]+)` \|", table, flags=re.M)
+    assert listed == list(DIAGNOSTICS)  # every code, once, in the table's order
