@@ -166,7 +166,7 @@ def test_save_names_the_file_and_writes_a_header(tmp_path):
     assert by_id.save() == tmp_path / "sess-1.jsonl"
     assert lines_of(tmp_path / "sess-1.jsonl") == [
         {"type": "context", "id": "sess-1", "name": "Demo", "version": 1}, user("a")]
-    assert Context(name="my chat/1", dir=tmp_path).save() == tmp_path / "my_chat_1.jsonl"
+    assert Context(name="my chat/1", dir=tmp_path).save() == tmp_path / "my%20chat%2F1.jsonl"  # escaped, injective
     generated = Context(dir=tmp_path).save()
     assert generated.parent == tmp_path and generated.suffix == ".jsonl"
     with pytest.raises(ValueError):

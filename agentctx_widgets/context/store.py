@@ -5,8 +5,12 @@ after the change with ``{"action": "added"|"updated"|"removed", "index", "messag
 exception becomes a ``RuntimeWarning``. ``at(i)`` follows ``Array.prototype.at``: negative indexes count
 from the end and an index out of range gives ``None``; ``replace``/``remove`` raise ``IndexError``.
 
-Session file (``<dir>/<id or name or generated>.jsonl``, JSON Lines, one JSON value per line):
+Session file (``<dir>/<stem>.jsonl``, JSON Lines, one JSON value per line):
 
+- the stem is ``file_stem(id or name or a generated name)``: one text, one stem, never shared. Bytes
+  other than ``A-Z a-z 0-9 . _ -`` (and a leading ``.``) are written ``%XX``, so ``abc-1`` stays
+  ``abc-1.jsonl`` while ``team/alpha`` is ``team%2Falpha.jsonl`` and ``team_alpha`` is
+  ``team_alpha.jsonl``; a stem over ``MAX_STEM_BYTES`` is cut and ends in ``~`` + SHA-256 of the text;
 - line 1 is a header ``{"type": "context", "id", "name", "version": 1}``;
 - a message or record line appends that entry to the list being rebuilt;
 - ``{"type": "context.truncate", "length": n}`` cuts the list to ``n`` entries;
@@ -24,17 +28,41 @@ crash can only cut the last save short. ``Context.load`` skips a line that does 
 line, say) with a ``RuntimeWarning`` naming its line number, and ``save()`` first ends such a cut line
 with a newline. The first save of a context that was not loaded from an existing file starts with a
 ``context.truncate`` to 0, so the file always loads as this context.
+
+What may be opened, read and written (each refusal is a ``SessionFileError``, a ``ValueError``):
+
+- only regular files (or symlinks to them): a FIFO, a device, a socket, a directory is refused by
+  ``stat`` before it is opened, and every open is ``O_NONBLOCK`` and checked again with ``fstat``;
+- a line over ``MAX_LINE_BYTES`` or nested deeper than ``MAX_DEPTH``, or with a key twice in one
+  object, is refused by ``load`` naming the line (and the context the file holds); lines are read one
+  at a time, at most ``MAX_LINE_BYTES`` + 1 bytes each; ``save`` refuses to write such a line;
+- ``save`` refuses a file whose header is another context's (or that is not a session file), naming
+  both; this also covers two names one file system folds together (``Team`` / ``team``);
+- ``save`` holds ``fcntl.flock`` on the file (``load`` a shared one) and waits for another writer's
+  at most ``LOCK_TIMEOUT`` seconds; two objects saving one file (each loaded from it) append whole
+  saves one after the other, so the file keeps every entry of both; once another writer has appended,
+  a save that edits entries already saved (their indexes no longer match the file) is refused;
+- after each save (and load) the file's ``(st_dev, st_ino)``, size and first and last bytes are
+  recorded; a file found replaced, cut short or changed in place is rewritten whole from this context
+  (a new file renamed over it) with a ``RuntimeWarning``, never appended to.
 """
 
 from __future__ import annotations
 
 import atexit
+import errno
+import hashlib
+import json
 import os
 import re
+import stat
+import tempfile
 import threading
+import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -43,14 +71,35 @@ import orjson
 from .merge import append_message
 from .validate import is_record, validate_context, validate_message
 
-__all__ = ["Context"]
+try:
+    import fcntl
+except ImportError:  # no advisory locks (Windows): saves go unlocked
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["LOCK_TIMEOUT", "MAX_DEPTH", "MAX_LINE_BYTES", "MAX_STEM_BYTES", "Context", "SessionFileError",
+           "file_stem"]
 
 HEADER_TYPE = "context"
 _CONTROL_PREFIX = "context."
 
+#: A session-file line longer than this (bytes, without its newline) is refused by load and by save.
+MAX_LINE_BYTES = 64 * 1024 * 1024
+#: A line whose arrays and objects nest deeper than this (the line's own object counts 1) is refused.
+MAX_DEPTH = 200
+#: How long save() waits for another writer's lock (and load() for a writer's), in seconds.
+LOCK_TIMEOUT = 10.0
+#: A file stem longer than this (bytes, after escaping) is shortened and ends in a hash.
+MAX_STEM_BYTES = 200
 
-def _stem(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip(".") or "context"
+_READ_BUFFER = 1 << 20
+_HEADER_SCAN_BYTES = 1 << 20  # how much of line 1 save() reads to learn whose file it is
+_HEAD_BYTES = 256  # the first and last bytes of the file recorded after each save, to notice changes
+_TAIL_BYTES = 64
+
+
+class SessionFileError(ValueError):
+    """A session file that ``Context`` refuses to open, read or write; the message names the file, the
+    reason, and for a refused line its number."""
 
 
 def _check_index(index: Any, length: int, what: str) -> int:
@@ -106,7 +155,10 @@ class Context:
         # Save state: entries [0, _synced) are in the file once _journal is replayed.
         self._synced = 0
         self._journal: list[tuple] = []
-        self._file_known = False  # the file is known to hold exactly this context (loaded or saved)
+        # What this object last read or wrote in the file (None: not yet): save() compares it with the
+        # file it finds to notice a file replaced, cut short or changed behind its back.
+        self._state: _FileState | None = None
+        self._shared = False  # another writer has appended to the file since this object read it
         if flush_on_exit:
             atexit.register(self._save_at_exit)
 
@@ -269,49 +321,157 @@ class Context:
         """The session file ``save()`` writes, or ``None`` without a ``dir``."""
         if self._path is None and self._dir is not None:
             stem = self._id or self._name or f"context-{uuid.uuid4().hex[:12]}"
-            self._path = self._dir / f"{_stem(stem)}.jsonl"
+            self._path = self._dir / f"{file_stem(stem)}.jsonl"
         return self._path
 
-    def _pending_lines(self, size: int) -> list[dict]:
-        if size == 0:
-            head = [{"type": HEADER_TYPE, "id": self._id, "name": self._name, "version": 1}]
-            return head + [_entry_line(entry) for entry in self._messages]
-        if not self._file_known:
-            return [{"type": "context.truncate", "length": 0}] + [_entry_line(entry) for entry in self._messages]
-        lines: list[dict] = []
+    def _header(self) -> dict:
+        return {"type": HEADER_TYPE, "id": self._id, "name": self._name, "version": 1}
+
+    def _whole_lines(self) -> list[tuple[str, dict]]:
+        """The lines of a file that holds exactly this context: the header, then every entry."""
+        return [("the header", self._header())] + [
+            (f"entry {index}", _entry_line(entry)) for index, entry in enumerate(self._messages)]
+
+    def _reset_lines(self) -> list[tuple[str, dict]]:
+        return [("the reset", {"type": "context.truncate", "length": 0})] + [
+            (f"entry {index}", _entry_line(entry)) for index, entry in enumerate(self._messages)]
+
+    def _delta_lines(self) -> list[tuple[str, dict]]:
+        lines: list[tuple[str, dict]] = []
         for op in self._journal:
             if op[0] == "replace":
-                lines.append({"type": "context.replace", "index": op[1], "message": _entry_line(op[2])})
+                lines.append((f"the replacement of entry {op[1]}",
+                              {"type": "context.replace", "index": op[1], "message": _entry_line(op[2])}))
             elif op[0] == "remove":
-                lines.append({"type": "context.remove", "index": op[1]})
+                lines.append((f"the removal of entry {op[1]}", {"type": "context.remove", "index": op[1]}))
             else:
-                lines.append({"type": "context.truncate", "length": op[1]})
-        lines.extend(_entry_line(entry) for entry in self._messages[self._synced:])
+                lines.append((f"the truncation to {op[1]}", {"type": "context.truncate", "length": op[1]}))
+        lines.extend((f"entry {index}", _entry_line(self._messages[index]))
+                     for index in range(self._synced, len(self._messages)))
         return lines
 
     def save(self) -> Path:
-        """Append what changed since the last save to the session file, durably; returns its path."""
+        """Append what changed since the last save to the session file, durably; returns its path.
+
+        Takes the file's advisory lock (waiting at most ``LOCK_TIMEOUT`` seconds). Raises
+        ``SessionFileError`` (nothing written) for a file that is not a regular file, that holds another
+        context, or that another writer appended to when this save would edit entries already saved.
+        """
         path = self.path
         if path is None:
             raise ValueError("Context.save: this context has no dir to save into")
         with self._lock:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd, info = _open_locked(path, "Context.save", write=True)
             try:
-                size = os.fstat(fd).st_size
-                lines = self._pending_lines(size)
-                if lines:
-                    data = b"".join(orjson.dumps(line) + b"\n" for line in lines)
-                    if size > 0 and _last_byte(path) != b"\n":
-                        data = b"\n" + data
-                    _write_all(fd, data)
-                    os.fsync(fd)
+                self._save_locked(fd, info, path)
             finally:
-                os.close(fd)
-            self._file_known = True
+                os.close(fd)  # releases the lock
             self._synced = len(self._messages)
             self._journal = []
             return path
+
+    def _save_locked(self, fd: int, info: os.stat_result, path: Path) -> None:
+        size, known = info.st_size, self._state
+        if known is None:  # this object has not read or written the file yet
+            if size == 0:
+                self._write_whole(fd, info, path, in_place=True)
+                return
+            verdict = self._owner(fd, size, path)
+            if verdict == "ours":  # a fresh context of this id: the file is reset to it
+                self._append(fd, size, path, self._reset_lines())
+                return
+            if verdict == "cut":
+                warnings.warn(f"Context.save: {path} holds only a header cut short (a first save killed "
+                              f"mid-write); rewriting it whole", RuntimeWarning, stacklevel=3)
+            self._write_whole(fd, info, path, in_place=False)
+            return
+        problem = None
+        if (info.st_dev, info.st_ino) != (known.dev, known.ino):
+            problem = "was replaced (or removed) since this context last read or wrote it"
+        elif size < known.size:
+            problem = f"was cut short since this context last read or wrote it ({size} bytes, {known.size} expected)"
+        elif _snapshot_bytes(fd, known.size) != (known.head, known.tail):
+            problem = "was changed in place since this context last read or wrote it"
+        if problem is not None:
+            if size > 0:
+                self._owner(fd, size, path)  # another context's file, or no session file: refused
+            warnings.warn(f"Context.save: {path} {problem}; rewriting it whole from this context "
+                          f"({len(self._messages)} entries)", RuntimeWarning, stacklevel=3)
+            self._write_whole(fd, info, path, in_place=size == 0)
+            return
+        grown = size > known.size
+        if (grown or self._shared) and self._journal:
+            raise SessionFileError(
+                f"Context.save: {path} also holds lines another writer appended since this context read it, "
+                f"so the indexes of entries already saved no longer match the file, and this save would edit "
+                f"them ({len(self._journal)} edits); nothing written. Context.load the file again to edit it")
+        self._append(fd, size, path, self._delta_lines())
+        if grown:
+            self._shared = True
+
+    def _owner(self, fd: int, size: int, path: Path) -> str:
+        """Whose file this is, from its header: ``"ours"``, ``"cut"`` (a header of ours cut short),
+        ``"blank"`` (nothing but whitespace); raises ``SessionFileError`` for anything else."""
+        first = _pread(fd, min(size, _HEADER_SCAN_BYTES), 0)
+        end = first.find(b"\n")
+        line = first if end == -1 else first[:end]
+        if len(first) == size and not first.strip():
+            return "blank"
+        if end == -1 and len(first) == size and orjson.dumps(self._header()).startswith(line):
+            return "cut"
+        value = None
+        if end != -1 or len(first) == size:
+            try:
+                value = _decode(line)
+            except (_Refused, orjson.JSONDecodeError):
+                value = None
+        if isinstance(value, dict) and value.get("type") == HEADER_TYPE:
+            their_id, their_name = _header_field(value, "id"), _header_field(value, "name")
+            if their_id == self._id and (self._id is not None or their_name == self._name):
+                return "ours"
+            raise SessionFileError(
+                f"Context.save: {path} holds {_who(their_id, their_name)}, not this one "
+                f"({_who(self._id, self._name)}); refusing to write into another context's file "
+                f"(Context.load({str(path)!r}) opens it)")
+        raise SessionFileError(f"Context.save: {path} is not a session file (line 1 is not a context header); "
+                               f"refusing to write into it")
+
+    def _append(self, fd: int, size: int, path: Path, lines: list[tuple[str, dict]]) -> None:
+        if lines:
+            data = _encode(lines)
+            if size > 0 and _pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data  # end a line a killed save cut short
+            _write_all(fd, data)
+            os.fsync(fd)
+        self._state = _FileState.of(fd)
+
+    def _write_whole(self, fd: int, info: os.stat_result, path: Path, *, in_place: bool) -> None:
+        data = _encode(self._whole_lines())
+        if in_place:  # the file is empty: write into it
+            _write_all(fd, data)
+            os.fsync(fd)
+            self._state = _FileState.of(fd)
+        else:  # a new file put in its place atomically, so a crash leaves the old one or the new one
+            real = Path(os.path.realpath(path))
+            tmp_fd, tmp_name = tempfile.mkstemp(prefix=".agentctx-", suffix=".tmp", dir=real.parent)
+            try:
+                if fcntl is not None:
+                    fcntl.flock(tmp_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # new: free; held until written
+                _write_all(tmp_fd, data)
+                if hasattr(os, "fchmod"):
+                    os.fchmod(tmp_fd, stat.S_IMODE(info.st_mode))
+                os.fsync(tmp_fd)
+                os.replace(tmp_name, real)
+                _fsync_dir(real.parent)
+                self._state = _FileState.of(tmp_fd)
+            except BaseException:
+                if os.path.exists(tmp_name):
+                    os.unlink(tmp_name)
+                raise
+            finally:
+                os.close(tmp_fd)
+        self._shared = False
 
     def _save_at_exit(self) -> None:
         try:
@@ -321,31 +481,200 @@ class Context:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Context:
-        """Rebuild a context from its session file; unreadable lines are skipped with a warning."""
+        """Rebuild a context from its session file; unreadable lines are skipped with a warning.
+
+        Raises ``SessionFileError`` for a path that is not a regular file (checked before it is opened)
+        and for a refused line (over ``MAX_LINE_BYTES``, nested deeper than ``MAX_DEPTH``, or with a key
+        twice in one object), naming the line and the context the file holds.
+        """
         path = Path(path)
-        data = path.read_bytes()
-        entries: list = []
-        header: dict = {}
-        raw_lines = data.split(b"\n")
-        for number, raw in enumerate(raw_lines, start=1):
-            if not raw.strip():
-                continue
-            cut = number == len(raw_lines)  # no newline after it: a save was cut short here
-            try:
-                line = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                reason = "was cut short" if cut else "is not valid JSON"
-                warnings.warn(f"Context.load: {path} line {number} {reason}; skipped", RuntimeWarning, stacklevel=2)
-                continue
-            problem = _apply_line(entries, line, header, number)
-            if problem:
-                warnings.warn(f"Context.load: {path} line {number} {problem}; skipped", RuntimeWarning, stacklevel=2)
+        fd, _ = _open_locked(path, "Context.load", write=False)
+        try:
+            with open(fd, "rb", buffering=_READ_BUFFER, closefd=False) as stream:
+                entries, header, consumed = _read_session(stream, path)
+            state = _FileState.of(fd, consumed)
+        finally:
+            os.close(fd)
         context = cls(id=header.get("id"), name=header.get("name"), dir=path.parent)
         context._messages = entries
         context._path = path
-        context._file_known = True
+        context._state = state
         context._synced = len(entries)
         return context
+
+
+# -- file names ------------------------------------------------------------------------------------
+
+_UNSAFE_BYTE = re.compile(rb"[^A-Za-z0-9._-]")
+
+
+def file_stem(text: str) -> str:
+    """The file name (without ``.jsonl``) for a context id or name; one stem per text, never shared.
+
+    Bytes other than ``A-Z a-z 0-9 . _ -`` in the text's UTF-8 (and a leading ``.``) are written as
+    ``%XX``, so a plain id stays readable (``abc-1``) and ``team/alpha`` (``team%2Falpha``) never meets
+    ``team_alpha``. A stem longer than ``MAX_STEM_BYTES`` keeps its first part and ends in ``~`` and the
+    SHA-256 of the text (``~`` is always escaped, so a shortened stem never equals a plain one).
+    """
+    raw = text.encode("utf-8", "surrogatepass")
+    stem = _UNSAFE_BYTE.sub(lambda match: b"%%%02X" % match[0][0], raw)
+    if stem.startswith(b"."):
+        stem = b"%2E" + stem[1:]
+    if len(stem) > MAX_STEM_BYTES:
+        keep = stem[:MAX_STEM_BYTES - 65]
+        cut = keep.find(b"%", len(keep) - 2)
+        if cut != -1:  # do not end inside an escape
+            keep = keep[:cut]
+        stem = keep + b"~" + hashlib.sha256(raw).hexdigest().encode("ascii")
+    return stem.decode("ascii")
+
+
+def _who(context_id: str | None, name: str | None) -> str:
+    if context_id is not None:
+        return f"context id {context_id!r}"
+    return f"the context named {name!r} (no id)" if name is not None else "a context with no id or name"
+
+
+def _header_field(line: dict, key: str) -> str | None:
+    value = line.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+# -- opening: regular files only, under the advisory lock ----------------------------------------
+
+def _kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
+def _refusal(what: str, path: Path, mode: int) -> SessionFileError:
+    kind = _kind(mode)
+    if os.path.islink(path):
+        kind = f"a symlink to {os.path.realpath(path)}, which is {kind}"
+    return SessionFileError(f"{what}: {path} is {kind}, not a regular file; refusing to open it")
+
+
+def _check_regular(path: Path, what: str, *, creating: bool) -> None:
+    """Refuse anything but a regular file (or a symlink to one) by ``stat``, before it is opened."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path) and creating:
+            raise SessionFileError(f"{what}: {path} is a symlink to {os.readlink(path)!r}, which does not exist; "
+                                   f"refusing to create a file through it") from None
+        if creating:
+            return
+        raise
+    if not stat.S_ISREG(info.st_mode):
+        raise _refusal(what, path, info.st_mode)
+
+
+def _open_locked(path: Path, what: str, *, write: bool) -> tuple[int, os.stat_result]:
+    """Open ``path`` (never blocking: ``O_NONBLOCK``) and take its lock, exclusive to write, shared to read.
+
+    The path is checked with ``stat`` before the open and the descriptor with ``fstat`` after it (the
+    path may change in between); after the lock is granted the path must still name the locked file
+    (a save may have put a new file in its place meanwhile), otherwise the open is retried.
+    """
+    deadline = time.monotonic() + LOCK_TIMEOUT
+    flags = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    flags |= (os.O_RDWR | os.O_APPEND | os.O_CREAT) if write else os.O_RDONLY
+    while True:
+        _check_regular(path, what, creating=write)
+        try:
+            fd = os.open(path, flags, 0o644)
+        except OSError as error:
+            if error.errno in (errno.ENXIO, errno.EISDIR, errno.ELOOP, errno.EAGAIN, errno.ENODEV):
+                raise SessionFileError(f"{what}: {path} is not a regular file ({error.strerror}); "
+                                       f"refusing to open it") from None
+            raise
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise _refusal(what, path, info.st_mode)
+            _flock(fd, deadline, path, what, exclusive=write)
+            try:
+                current = os.stat(path)
+            except FileNotFoundError:
+                current = None
+            if current is not None and (current.st_dev, current.st_ino) == (info.st_dev, info.st_ino):
+                return fd, os.fstat(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # the path names another file now: open that one
+        if time.monotonic() > deadline:
+            raise SessionFileError(f"{what}: {path} kept being replaced for {LOCK_TIMEOUT:g} s (LOCK_TIMEOUT)")
+
+
+def _flock(fd: int, deadline: float, path: Path, what: str, *, exclusive: bool) -> None:
+    if fcntl is None:  # no advisory locks on this platform
+        return
+    mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+    delay = 0.0002
+    while True:
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        except OSError as error:
+            if error.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+                return  # a file system without flock: go on unlocked
+            raise
+        if time.monotonic() >= deadline:
+            raise SessionFileError(f"{what}: {path} is locked by another writer for more than {LOCK_TIMEOUT:g} s "
+                                   f"(LOCK_TIMEOUT); nothing {'written' if exclusive else 'read'}")
+        time.sleep(delay)
+        delay = min(delay * 2, 0.005)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class _FileState(tuple):
+    """What ``save()`` expects to find: the file's (st_dev, st_ino), size, first and last bytes."""
+
+    __slots__ = ()
+    dev = property(lambda self: self[0])
+    ino = property(lambda self: self[1])
+    size = property(lambda self: self[2])
+    head = property(lambda self: self[3])
+    tail = property(lambda self: self[4])
+
+    @classmethod
+    def of(cls, fd: int, size: int | None = None) -> _FileState:
+        info = os.fstat(fd)
+        size = info.st_size if size is None else size
+        return cls((info.st_dev, info.st_ino, size, *_snapshot_bytes(fd, size)))
+
+
+def _snapshot_bytes(fd: int, size: int) -> tuple[bytes, bytes]:
+    """The first ``_HEAD_BYTES`` and the last ``_TAIL_BYTES`` of the file's first ``size`` bytes."""
+    head = _pread(fd, min(size, _HEAD_BYTES), 0)
+    tail_start = max(0, size - _TAIL_BYTES)
+    return head, _pread(fd, size - tail_start, tail_start)
+
+
+def _pread(fd: int, size: int, offset: int) -> bytes:
+    if hasattr(os, "pread"):
+        return os.pread(fd, size, offset)
+    os.lseek(fd, offset, os.SEEK_SET)  # no pread (Windows); callers hold the file's lock
+    return os.read(fd, size)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -355,10 +684,129 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def _last_byte(path: Path) -> bytes:
-    with open(path, "rb") as handle:
-        handle.seek(-1, os.SEEK_END)
-        return handle.read(1)
+# -- reading and writing lines ------------------------------------------------------------------
+
+class _Refused(Exception):
+    """A line the session format refuses (too deep, a key twice); the message says why."""
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _no_duplicates(pairs: list) -> dict:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return result
+
+
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_BRACES_AS_BRACKETS = bytes.maketrans(b"{}", b"[]")
+_NOT_A_BRACKET = bytes(byte for byte in range(256) if byte not in b"[]{}")
+_STEP = [0] * 256
+_STEP[ord("[")], _STEP[ord("]")] = 1, -1
+
+
+def _too_deep(raw: bytes) -> bool:
+    """Whether the valid JSON text ``raw`` nests arrays and objects more than ``MAX_DEPTH`` deep.
+
+    Linear and in C loops: the brackets outside strings, as +1/-1, and the highest running sum."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:  # the usual line: too few brackets to be deep
+        return False
+    shape = _STRING.sub(b"", raw).translate(_BRACES_AS_BRACKETS, _NOT_A_BRACKET)
+    return max(accumulate(map(_STEP.__getitem__, shape)), default=0) > MAX_DEPTH
+
+
+def _decode(raw: bytes) -> Any:
+    """One line's JSON value; ``orjson.JSONDecodeError`` when it is not JSON, ``_Refused`` when it nests
+    deeper than ``MAX_DEPTH`` or an object in it has a key twice (which value counts would depend on the
+    reader: orjson and JavaScript keep the last, others the first)."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as error:
+        if "depth limit" in str(error):
+            raise _Refused(f"nests deeper than {MAX_DEPTH} levels (MAX_DEPTH)") from None
+        raise
+    if not isinstance(value, (dict, list)):
+        return value
+    if _too_deep(raw):
+        raise _Refused(f"nests deeper than {MAX_DEPTH} levels (MAX_DEPTH)")
+    try:  # what orjson itself wrote (every line save() writes) re-encodes to the same bytes: no key twice
+        same = orjson.dumps(value) == raw.strip()
+    except orjson.JSONEncodeError:
+        same = False
+    if not same:
+        try:
+            json.loads(raw, object_pairs_hook=_no_duplicates)
+        except _DuplicateKey as duplicate:
+            raise _Refused(f"has the key {duplicate.args[0]!r} twice in one object, which readers resolve "
+                           f"differently") from None
+        except ValueError:
+            pass  # orjson read it; the json module's own opinion of it does not matter
+    return value
+
+
+def _encode(lines: list[tuple[str, dict]]) -> bytes:
+    """The bytes of ``lines``; raises ``SessionFileError`` naming the first that ``load`` would refuse."""
+    chunks = []
+    for label, line in lines:
+        data = orjson.dumps(line)
+        if len(data) > MAX_LINE_BYTES:
+            raise SessionFileError(f"Context.save: {label} is {len(data)} bytes as a line, over the "
+                                   f"{MAX_LINE_BYTES}-byte limit (MAX_LINE_BYTES); nothing written")
+        if _too_deep(data):
+            raise SessionFileError(f"Context.save: {label} nests deeper than {MAX_DEPTH} levels as a line "
+                                   f"(MAX_DEPTH); nothing written")
+        chunks.append(data)
+        chunks.append(b"\n")
+    return b"".join(chunks)
+
+
+def _read_session(stream: Any, path: Path) -> tuple[list, dict, int]:
+    """Replay the lines of ``stream``: (entries, header fields, bytes read). Reads one line at a time,
+    at most ``MAX_LINE_BYTES`` + 1 bytes of it."""
+    entries: list = []
+    header: dict = {}
+    consumed = 0
+    number = 0
+    while True:
+        raw = stream.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            break
+        number += 1
+        consumed += len(raw)
+        cut = not raw.endswith(b"\n")  # no newline after it: the last line, where a save was cut short
+        if not cut:
+            raw = raw[:-1]
+        elif len(raw) > MAX_LINE_BYTES:
+            raise SessionFileError(f"Context.load: {path}{_held(header)} line {number} is longer than "
+                                   f"{MAX_LINE_BYTES} bytes (MAX_LINE_BYTES); refusing to read it")
+        if not raw.strip():
+            continue
+        try:
+            line = _decode(raw)
+        except _Refused as refused:
+            raise SessionFileError(f"Context.load: {path}{_held(header)} line {number} {refused}; "
+                                   f"refusing to load it") from None
+        except orjson.JSONDecodeError:
+            reason = "was cut short" if cut else "is not valid JSON"
+            warnings.warn(f"Context.load: {path} line {number} {reason}; skipped", RuntimeWarning, stacklevel=3)
+            continue
+        problem = _apply_line(entries, line, header, number)
+        if problem:
+            warnings.warn(f"Context.load: {path} line {number} {problem}; skipped", RuntimeWarning, stacklevel=3)
+    return entries, header, consumed
+
+
+def _held(header: dict) -> str:
+    if "id" in header:
+        return f" (context id {header['id']!r})"
+    return f" (context named {header['name']!r})" if "name" in header else ""
 
 
 def _apply_line(entries: list, line: Any, header: dict, number: int) -> str | None:
@@ -368,7 +816,8 @@ def _apply_line(entries: list, line: Any, header: dict, number: int) -> str | No
         if number == 1:
             header.update({k: line[k] for k in ("id", "name") if isinstance(line.get(k), str) and line[k]})
             return None
-        return "is a second header"
+        other = _header_field(line, "id")
+        return f"is a second header (of context id {other!r})" if other is not None else "is a second header"
     if kind == "context.truncate":
         length = line.get("length")
         if isinstance(length, int) and length >= 0:
