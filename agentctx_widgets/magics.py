@@ -389,7 +389,11 @@ class AgentContextMagics(Magics):
 
 # ---- helpers that need no shell ---------------------------------------------------------------
 def _stream_into(view: Any, message: dict, pause: float) -> int:
-    """Grow a copy of ``message`` block by block, chunk by chunk, as the view's pending message."""
+    """Grow a copy of ``message`` block by block, chunk by chunk, as the view's pending message.
+
+    With no pause (``--speed inf``) nobody can watch the chunks go by, so each block is shown whole once:
+    the replay stays linear in the session's size (growing a text chunk by chunk copies it each time).
+    """
     pending = {key: value for key, value in message.items() if key != "content"}
     pending["content"] = []
     count = 0
@@ -399,14 +403,19 @@ def _stream_into(view: Any, message: dict, pause: float) -> int:
             view.set_pending(pending)
             count += 1
             continue
+        chunks = stream_chunks(block["text"])
+        if pause <= 0:
+            pending["content"].append(copy.deepcopy(block))
+            view.set_pending(pending)
+            count += len(chunks)
+            continue
         growing = {**copy.deepcopy(block), "text": ""}
         pending["content"].append(growing)
-        for chunk in stream_chunks(block["text"]):
+        for chunk in chunks:
             growing["text"] += chunk
             view.set_pending(pending)
             count += 1
-            if pause > 0:
-                time.sleep(pause)
+            time.sleep(pause)
     return count
 
 

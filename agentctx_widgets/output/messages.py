@@ -106,21 +106,36 @@ def is_bare_close(message: dict[str, Any]) -> bool:
 _JSON_SCALARS = (str, int, bool, type(None))
 
 
-def json_copy(value: Any, where: str) -> Any:
+MAX_DEPTH = 100
+"""How deep an output message may nest (the view, the session file and orjson all have limits)."""
+_INT_RANGE = (-(2**63), 2**64 - 1)  # what orjson writes; past it JSON serialisation fails later
+
+
+def json_copy(value: Any, where: str, depth: int = 0) -> Any:
     """A deep copy of ``value`` that is plain JSON, or ``OutputMessageError`` naming the first bad place.
 
-    Output messages travel to the browser and into saved notebooks as JSON: a set, a datetime, NaN or an
-    object would otherwise pass ``send`` and break every later snapshot of the view.
+    Output messages travel to the browser and into saved notebooks as JSON: a set, a datetime, NaN, an
+    integer past 64 bits, a lone surrogate, a message nested past :data:`MAX_DEPTH` or an object would
+    otherwise pass ``send`` and break every later snapshot of the view (or the send itself, deep inside).
     """
+    if depth > MAX_DEPTH:
+        raise OutputMessageError(f"{where} is nested more than {MAX_DEPTH} levels deep")
     if isinstance(value, dict):
         copy: dict[str, Any] = {}
         for key, item in value.items():
             if not isinstance(key, str):
                 raise OutputMessageError(f"{where} has a non-string key {key!r}; JSON keys are strings")
-            copy[key] = json_copy(item, f"{where}.{key}")
+            copy[key] = json_copy(item, f"{where}.{_text_ok(key, where)}", depth + 1)
         return copy
     if isinstance(value, list):
-        return [json_copy(item, f"{where}[{index}]") for index, item in enumerate(value)]
+        return [json_copy(item, f"{where}[{index}]", depth + 1) for index, item in enumerate(value)]
+    if isinstance(value, str):
+        _text_ok(value, where)
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not _INT_RANGE[0] <= value <= _INT_RANGE[1]:
+            raise OutputMessageError(f"{where} is {value}, an integer past 64 bits, which JSON here cannot carry")
+        return value
     if isinstance(value, _JSON_SCALARS):
         return value
     if isinstance(value, float):
@@ -128,6 +143,16 @@ def json_copy(value: Any, where: str) -> Any:
             return value
         raise OutputMessageError(f"{where} is {value!r}, which JSON cannot carry")
     raise OutputMessageError(f"{where} is a {type(value).__name__}, which JSON cannot carry: {value!r:.80}")
+
+
+def _text_ok(text: str, where: str) -> str:
+    """``text`` if it is valid Unicode (no lone surrogate, which UTF-8 and so JSON cannot carry)."""
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise OutputMessageError(f"{where} has a lone surrogate in {text[:40]!r}, which JSON cannot carry") from None
+    return text
 
 
 # ---- the envelope (jsapi_helpers.go:40-96) ------------------------------------------------------------
