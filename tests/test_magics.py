@@ -460,7 +460,7 @@ class RecordingView:
 
 def test_stream_into_grows_each_text_block_chunk_by_chunk() -> None:
     view = RecordingView()
-    count = magics_module._stream_into(view, ASSISTANT_REPLY, 0.0)
+    count = magics_module._stream_into(view, ASSISTANT_REPLY, 1e-6)  # any pause: watched, so chunk by chunk
     # "The user greets me." -> 4 chunks; "Hello! How can I help you today?" -> 7; the tool call -> 1
     assert count == 12 == len(view.pending)
     texts = [[block.get("text") for block in message["content"]] for message in view.pending]

@@ -2,8 +2,8 @@
 
 Its fields are those Yao builds for a hook (``agent/context/jsapi.go:15-115`` at afab9c2): strings
 default to ``""``, ``retry`` to false and ``retry_times`` to 0, ``client`` is always an object of
-``{type, user_agent, ip}``, and ``metadata`` / ``authorized`` / ``args`` are absent from a JavaScript
-hook's ``ctx`` while they are ``None``. One difference, on purpose: ``accept`` defaults to
+``{type, user_agent, ip}``, and ``search`` / ``metadata`` / ``authorized`` / ``args`` are absent from
+a JavaScript hook's ``ctx`` while they are ``None``. One difference, on purpose: ``accept`` defaults to
 ``"cui-web"`` (the notebook's view is a CUI-like client), where Yao's HTTP layer defaults to
 ``"standard"``. Every field is also a ``run_turn`` keyword.
 """
@@ -14,11 +14,11 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-CTX_FIELDS = ("chat_id", "assistant_id", "connector", "locale", "theme", "referer", "route", "accept",
+CTX_FIELDS = ("chat_id", "assistant_id", "connector", "search", "locale", "theme", "referer", "route", "accept",
               "retry", "retry_times", "client", "metadata", "authorized", "args")
 """The ``ctx`` fields, in Yao's order (``jsapi.go:31-112``)."""
 
-_ABSENT_WHEN_NONE = frozenset({"metadata", "authorized", "args"})
+_ABSENT_WHEN_NONE = frozenset({"search", "metadata", "authorized", "args"})
 
 
 def _client() -> dict:
@@ -36,6 +36,7 @@ class HookContext:
     chat_id: str = ""
     assistant_id: str = ""
     connector: str = ""
+    search: bool | None = None
     locale: str = ""
     theme: str = ""
     referer: str = ""
@@ -56,6 +57,8 @@ class HookContext:
                 setattr(self, name, "")
             elif not isinstance(value, str):
                 raise TypeError(f"ctx.{name}: expected a string, got {type(value).__name__} {value!r:.40}")
+        if self.search is not None and not isinstance(self.search, bool):
+            raise TypeError(f"ctx.search: expected true, false or None, got {self.search!r:.40}")
         if not isinstance(self.retry, bool):
             raise TypeError(f"ctx.retry: expected true or false, got {self.retry!r:.40}")
         if not isinstance(self.retry_times, int) or isinstance(self.retry_times, bool) or self.retry_times < 0:
