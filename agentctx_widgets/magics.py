@@ -144,7 +144,7 @@ class AgentContextMagics(Magics):
         from .context import Context
 
         file = Path(path).expanduser()
-        if not file.is_file():
+        if not file.exists() and not file.is_symlink():
             raise MagicError(f"{what}: no such file: {str(path)!r}")
         try:
             with warnings.catch_warnings(record=True) as caught:

@@ -67,3 +67,20 @@ def test_replay_at_infinite_speed_shows_each_block_once_so_it_stays_linear():
     count = _stream_into(view, message, pause=0.0)
     assert count == len(stream_chunks("t " * 10)) + len(stream_chunks(text)) == 50_010
     assert len(view.shown) == 2 and view.shown[-1] == message["content"]  # one set_pending per block, whole
+
+
+def test_agentctx_load_of_a_fifo_or_a_directory_says_what_it_is_and_binds_nothing(tmp_path):
+    import os
+
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "agentctx_widgets")
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    for target, said in ((fifo, "is a FIFO (named pipe), not a regular file"), (tmp_path, "is a directory, not a regular file")):
+        with capture_output() as out:
+            shell.run_line_magic("agentctx", f"load {target} --as loaded_thing")
+        assert out.stderr.startswith("agentctx: load: cannot read ") and said in out.stderr, out.stderr
+        assert out.stderr.count("\n") == 1 and "loaded_thing" not in shell.user_ns
