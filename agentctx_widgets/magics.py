@@ -152,8 +152,12 @@ class AgentContextMagics(Magics):
                 context = Context.load(file)
         except (OSError, ValueError, TypeError) as error:
             raise MagicError(f"{what}: cannot read {file.name}: {error}") from None
-        for warning in caught:  # lines the loader skipped: one line each, not a warning's traceback
-            _report(f"{what}: {str(warning.message).removeprefix('Context.load: ')}")
+        skipped = [str(warning.message).removeprefix("Context.load: ") for warning in caught]
+        if skipped and len(context) == 0:  # nothing usable: a binary file, another format — not an empty context
+            raise MagicError(f"{what}: {file.name} has no readable line ({len(skipped)} skipped; first: {skipped[0]})")
+        if skipped:  # one summary line naming the first few, not one line per bad line
+            first = "; ".join(skipped[:3]) + ("; …" if len(skipped) > 3 else "")
+            _report(f"{what}: skipped {len(skipped)} unreadable line{'s' * (len(skipped) != 1)} of {file.name}: {first}")
         return context
 
     def _context_from(self, token: str, what: str) -> tuple[Any, str]:

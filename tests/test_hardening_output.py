@@ -84,3 +84,26 @@ def test_agentctx_load_of_a_fifo_or_a_directory_says_what_it_is_and_binds_nothin
             shell.run_line_magic("agentctx", f"load {target} --as loaded_thing")
         assert out.stderr.startswith("agentctx: load: cannot read ") and said in out.stderr, out.stderr
         assert out.stderr.count("\n") == 1 and "loaded_thing" not in shell.user_ns
+
+
+def test_agentctx_load_of_garbage_is_one_error_and_a_partly_bad_file_one_summary_line(tmp_path):
+    """Issue 12: a binary file printed one line per bad line (1,074) and bound an empty Context."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "agentctx_widgets")
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_bytes(b"\x00\x9f not json\n" * 40)
+    with capture_output() as out:
+        shell.run_line_magic("agentctx", f"load {garbage} --as junk")
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith("agentctx: load: garbage.jsonl has no readable line (40 skipped")
+    assert "junk" not in shell.user_ns and out.stdout == ""
+
+    partly = tmp_path / "partly.jsonl"
+    partly.write_text('{"type": 2, "content": [{"type": "text", "text": "hi"}]}\n' + "nope\n" * 5)
+    with capture_output() as out:
+        shell.run_line_magic("agentctx", f"load {partly} --as partly")
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith("agentctx: load: skipped 5 unreadable lines of partly.jsonl: ")
+    assert out.stderr.rstrip().endswith("; …")  # the first three are named, the rest counted
+    assert len(shell.user_ns.pop("partly")) == 1
