@@ -436,6 +436,10 @@ def test_shipped_sanitizer_masks_only_what_changes_between_runs() -> None:
         return text
 
     assert sanitize('{"model_id": "3f2a9c0e5b7d4e1f8a6b2c9d0e1f2a3b"}') == '{"model_id": "WIDGET-MODEL-ID"}'
+    # a standard client's chunk: the epoch seconds of "created" change on every run (issue 12)
+    assert sanitize("{'id': 'x', 'object': 'chat.completion.chunk', 'created': 1796171073, 'model': 'yao-agent'}") == (
+        "{'id': 'x', 'object': 'chat.completion.chunk', 'created': EPOCH-S, 'model': 'yao-agent'}")
+    assert sanitize('"created": 1796171073') == '"created": EPOCH-S' and sanitize("created 1796171073") == "created 1796171073"
     assert sanitize("turn done: 4 in + 2 out = 6 tokens (estimate), 35 ms, hooks: Create") == (
         "turn done: 4 in + 2 out = 6 tokens (estimate), N ms, hooks: Create"
     )
