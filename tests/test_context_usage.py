@@ -176,3 +176,60 @@ def test_fast_path_matches_the_reference_walk():
            {"type": 2, "content": "not a list"}, 5]
     reference = sum(len(text.split()) for text in usage._strings(ctx))
     assert estimate_context_tokens(ctx) == -(-reference * 4 // 3) == 10  # 2 + 3 + 2 ('[1,"two', 'three"]') = 7 words
+
+
+# -- a Context keeps a running word count: its estimate is the walk's, after any change ----------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from agentctx_widgets import Context  # noqa: E402
+
+_WORDS = st.text(alphabet="ab \n", max_size=12)
+_BLOCKS = st.one_of(
+    st.builds(lambda t: {"type": "text", "text": t}, _WORDS),
+    st.builds(lambda t: {"type": "thinking", "text": t}, _WORDS),
+    st.builds(lambda a: {"type": "toolCall", "callId": "c", "name": "f", "arguments": a},
+              st.one_of(_WORDS, st.dictionaries(st.sampled_from(["q", "n"]), _WORDS, max_size=2))),
+    st.just({"type": "image", "url": "https://x.invalid/a.png"}),
+)
+_MESSAGES = st.one_of(
+    st.builds(lambda kind, blocks: {"type": kind, "content": blocks}, st.sampled_from([1, 2, 3]),
+              st.lists(_BLOCKS, min_size=1, max_size=3)),
+    st.just({"type": "note", "text": "a record is never counted"}),
+)
+_OPS = st.lists(st.one_of(
+    st.tuples(st.just("append"), _MESSAGES),
+    st.tuples(st.just("append_no_merge"), _MESSAGES),
+    st.tuples(st.just("replace"), _MESSAGES),
+    st.tuples(st.just("remove"), st.integers(0, 10)),
+    st.tuples(st.just("truncate"), st.integers(0, 10)),
+), max_size=25)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(_OPS)
+def test_a_contexts_running_estimate_equals_the_walk_after_any_change(ops):
+    context = Context()
+    for op, arg in ops:
+        if op == "append":
+            context.append(arg)
+        elif op == "append_no_merge":
+            context.append(arg, merge=False)
+        elif op == "replace" and len(context):
+            context.replace(len(context) - 1, arg)
+        elif op == "remove" and len(context):
+            context.remove(arg % len(context))
+        elif op == "truncate":
+            context.truncate(min(arg, len(context)))
+        assert estimate_context_tokens(context) == estimate_context_tokens(list(context.messages()))
+
+
+def test_a_loaded_context_estimates_like_the_walk(tmp_path):
+    context = Context(name="s", dir=tmp_path)
+    context.append({"type": 2, "content": [{"type": "text", "text": "one two three"}]})
+    context.append({"type": 3, "content": [{"type": "toolCall", "callId": "c", "name": "f", "arguments": {"a": "b c"}}]})
+    context.save()
+    loaded = Context.load(context.path)
+    # 3 words + the compact JSON {"a":"b c"} split on spaces = 2 words -> 5 words -> ceil(5 * 4 / 3) = 7
+    assert estimate_context_tokens(loaded) == estimate_context_tokens(list(loaded.messages())) == 7

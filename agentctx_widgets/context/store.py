@@ -69,6 +69,7 @@ from typing import Any
 import orjson
 
 from .merge import append_message
+from .usage import message_words
 from .validate import is_record, validate_context, validate_message
 
 try:
@@ -146,6 +147,9 @@ class Context:
         if flush_on_exit and dir is None:
             raise ValueError("Context: flush_on_exit=True needs a dir to save into")
         self._messages: list = entries
+        self._words: list[int] = [message_words(entry) for entry in entries]
+        """Words per entry (what estimate_context_tokens counts), kept in step with every change, so an
+        estimate of the whole context after one append costs one message, not the whole walk."""
         self._id = id
         self._name = name
         self._dir = Path(dir) if dir is not None else None
@@ -194,6 +198,13 @@ class Context:
 
     def __repr__(self) -> str:
         return f"Context(id={self._id!r}, name={self._name!r}, messages={len(self._messages)})"
+
+    def word_count(self) -> int:
+        """Words in every countable string of the context (the running total behind its token estimate)."""
+        with self._lock:
+            if len(self._words) != len(self._messages):  # entries set without going through a method
+                self._words = [message_words(entry) for entry in self._messages]
+            return sum(self._words)
 
     # -- observers ----------------------------------------------------------------------------
     def subscribe(self, fn: Callable[[dict], Any]) -> Callable[[], None]:
@@ -256,9 +267,11 @@ class Context:
             if stored is None:
                 return None
             if merged:
+                self._words[before - 1] = message_words(stored)
                 self._journal_replace(before - 1)
                 self._notify("updated", before - 1, stored)
             else:
+                self._words.append(message_words(stored))
                 self._notify("added", before, stored)
             return stored
 
@@ -282,6 +295,7 @@ class Context:
                 validate_message(message, f"context[{position}]")
             message = _own(message)
             self._messages[position] = message
+            self._words[position] = message_words(message)
             self._journal_replace(position)
             self._notify("updated", position, message)
             return message
@@ -291,6 +305,7 @@ class Context:
         with self._lock:
             position = _check_index(index, len(self._messages), "Context.remove")
             removed = self._messages.pop(position)
+            del self._words[position]
             self._journal_remove(position)
             self._notify("removed", position, removed)
             return removed
@@ -306,6 +321,7 @@ class Context:
             if not removed:
                 return []
             del self._messages[length:]
+            del self._words[length:]
             self._journal_truncate(length)
             for offset in range(len(removed) - 1, -1, -1):
                 self._notify("removed", length + offset, removed[offset])
@@ -497,6 +513,7 @@ class Context:
             os.close(fd)
         context = cls(id=header.get("id"), name=header.get("name"), dir=path.parent)
         context._messages = entries
+        context._words = [message_words(entry) for entry in entries]
         context._path = path
         context._state = state
         context._synced = len(entries)

@@ -139,10 +139,45 @@ def _parsed_argument_words(arguments: Any, cache: dict) -> int:
     return words
 
 
+def message_words(message: Any) -> int:
+    """Words in one message's countable strings, counted exactly as :func:`estimate_context_tokens` walks
+    them (a ``Context`` keeps these per entry, so its estimate after one append costs one message)."""
+    if not isinstance(message, Mapping) or not isinstance(message.get("content"), list):
+        return 0
+    words = 0
+    for block in message["content"]:
+        if not isinstance(block, Mapping):
+            continue
+        kind = block.get("type")
+        if kind == "text" or kind == "thinking":
+            text = block.get("text")
+        elif kind == "toolCall":
+            text = block.get("arguments")
+            if text is not None and not isinstance(text, str):
+                try:
+                    words += len(orjson.dumps(text).split())
+                except TypeError:
+                    pass
+                continue
+        else:
+            continue
+        if text and isinstance(text, str):
+            words += len(text.split())
+    return words
+
+
 def estimate_context_tokens(context: Iterable | None = None) -> int:
-    """Estimated input tokens of a whole context, with per-string caching (module docstring)."""
+    """Estimated input tokens of a whole context, with per-string caching (module docstring).
+
+    A ``Context`` keeps a running word count of its own entries (it owns copies of them and sees every
+    change), so its estimate costs one message after an append; a plain list gets the cached walk.
+    """
     if context is None:
         context = []
+    from .store import Context  # store imports this module: import it when first needed
+
+    if isinstance(context, Context):
+        return _tokens_for_words(context.word_count())
     if not isinstance(context, Iterable) or isinstance(context, (str, bytes, Mapping)):
         raise TypeError(f"estimate_context_tokens: context must be an iterable of messages, got {type(context).__name__}")
     cache = _cache
