@@ -252,7 +252,7 @@ def test_random_streams_replay_to_the_kernel_state():
                 proto.output({"id": msg_id, "type": "text", "props": {"extra": [1]}, "delta": True,
                               "delta_path": "extra", "delta_action": "append"})
             else:
-                proto.request_sync(0)
+                proto.request_sync()
             timers.advance(rnd.choice([0.0, 0.005, 0.031]))
         timers.advance(2.0)
         assert replay(rec.sent)["outputs"] == proto.outputs
@@ -295,7 +295,7 @@ def test_sync_request_is_answered_with_a_snapshot_that_folds_in_queued_ops():
     proto, timers, rec = make()
     proto.output(text("m", "a"))
     proto.output(append("m", "b"))  # queued
-    proto.request_sync(0)
+    proto.request_sync()
     timers.advance(0.030)
     last = rec.sent[-1]
     assert last["kind"] == "snapshot" and last["seq"] == 2

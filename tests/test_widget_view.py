@@ -132,3 +132,19 @@ def test_a_view_without_context_is_an_output_sink():
     view.write({"type": "error", "id": "e", "props": {"message": "boom", "code": "E1"}})
     assert repr(view) == 'ContextView "out" · 0 messages · ~0 tokens\n(error e) E1 boom'
     view.close()
+
+
+def test_repr_of_a_view_sends_no_comm_message():
+    """Issue 14: repr(view) flushed the stream (a comm message per repr, e.g. each time a cell shows it)."""
+    from agentctx_widgets import Context, ContextView, Output
+
+    view = ContextView(Context([{"type": 2, "content": [{"type": "text", "text": "hi"}]}]))
+    sent: list = []
+    view._stream._send = sent.append
+    out = Output([view])
+    out.send({"type": "text", "props": {"content": "a"}, "id": "m"})
+    out.flush()
+    sends = view._stream.sends
+    for _ in range(3):
+        text = repr(view)
+    assert view._stream.sends == sends and "(text m) a" in text

@@ -236,7 +236,7 @@ class StreamProtocol:
             self._ops.append({"op": "clear_output"})
             self._after_op()
 
-    def request_sync(self, seq: Any = None) -> None:
+    def request_sync(self) -> None:
         """A view asked for a snapshot (it rendered late, reloaded, or saw a gap)."""
         with self._lock:
             self._snapshot_wanted = True
@@ -263,6 +263,14 @@ class StreamProtocol:
                 if timer is not None:
                     timer.cancel()
             self._flush_timer = self._snapshot_timer = None
+
+    def peek(self) -> dict[str, Any]:
+        """The state as it will be once what is queued is sent — without sending anything (for ``repr``)."""
+        with self._lock:
+            self._settle_open()  # folds open appends into the state; the ops stay queued for the next batch
+            pending = copy_json(self._pending_source) if self._pending_dirty and self._pending_source else (
+                None if self._pending_dirty else self.pending)
+            return {**self._state(), "pending": pending}
 
     def state(self) -> dict[str, Any]:
         """The authoritative front-end state; sends what is queued first so the two agree."""

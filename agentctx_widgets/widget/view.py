@@ -76,9 +76,6 @@ class ContextView(anywidget.AnyWidget):
             messages = [messages]
         self._stream.outputs_batch(messages)
 
-    def __call__(self, messages: list[dict[str, Any]]) -> None:
-        self.write(messages)
-
     def set_pending(self, message: dict[str, Any] | None) -> None:
         """Show ``message`` (kept by reference, copied at flush time) as the streaming reply; None hides it."""
         self._stream.set_pending(message)
@@ -139,7 +136,7 @@ class ContextView(anywidget.AnyWidget):
         super().close()
 
     def __repr__(self) -> str:
-        return transcript(self._stream.state())
+        return transcript(self._stream.peek())  # no flush: showing the view sends nothing over the comm
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)
@@ -183,4 +180,4 @@ class ContextView(anywidget.AnyWidget):
 
     def _on_front_end_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if isinstance(content, dict) and content.get("kind") == "sync":
-            self._stream.request_sync(content.get("seq"))
+            self._stream.request_sync()
