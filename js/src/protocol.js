@@ -11,11 +11,13 @@ import { SHARED_SLOT } from "./delta.js";
 /** @typedef {{order: string[], messages: Record<string, any>}} Outputs */
 /**
  * @typedef {{seq: number, header: Record<string, any>, context: any[], pending: any, outputs: Outputs}} State
- * @typedef {{header?: true, context?: "all" | number[], pending?: true, outputs?: "all" | string[]}} Changes
+ * @typedef {import("./render/index.js").Changes} Changes
  * @typedef {(outputs: Outputs, message: any) => Outputs} ApplyOut
  */
 
-export const LOG_PREFIX = "[agentctx-widgets]";
+import { LOG_PREFIX } from "./render/dom.js";
+
+export { LOG_PREFIX };
 
 /** How long to wait before asking again for a snapshot that has not come (ms). */
 export const SYNC_RETRY_MS = 1000;

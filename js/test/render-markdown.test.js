@@ -1,5 +1,6 @@
 import { describe, expect, test, vi } from "vitest";
 import { BlockScanner, StreamingMarkdown, renderMarkdown } from "../src/render/markdown.js";
+import { createRenderer } from "../src/render/index.js";
 
 /** @param {DocumentFragment} fragment */
 function html(fragment) {
@@ -181,6 +182,28 @@ describe("a huge block that stops growing while still open", () => {
       vi.advanceTimersByTime(1000);
       expect(md.el.textContent).toContain("LAST");
       expect(md.el.querySelectorAll("tr").length).toBe(rowsBefore + 1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe("destroy cancels the catch-up timer", () => {
+  test("a big open block's pending catch-up never fires into a destroyed renderer", async () => {
+    vi.useFakeTimers();
+    try {
+      const el = document.createElement("div");
+      document.body.append(el);
+      const renderer = createRenderer(el);
+      const big = "x".repeat(70 * 1024); // one block over BIG_TAIL, still growing
+      const state = (text, done) => ({ header: {}, context: [], pending: null,
+        outputs: { order: ["m"], messages: { m: { id: "m", type: "text", props: { content: text }, done } } } });
+      renderer.update(state(big, false), { outputs: "all" });
+      const beforeDeferral = vi.getTimerCount(); // the scroll-follow frame
+      renderer.update(state(big + "y", false), { outputs: ["m"] }); // grew by little: re-parse deferred
+      expect(vi.getTimerCount()).toBe(beforeDeferral + 1); // + the catch-up timer
+      renderer.destroy();
+      expect(vi.getTimerCount()).toBe(beforeDeferral); // the catch-up timer is cancelled
     } finally {
       vi.useRealTimers();
     }

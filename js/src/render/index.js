@@ -34,6 +34,7 @@ import { LOG_PREFIX, h, warn } from "./dom.js";
 import { HeaderView } from "./header.js";
 import { createMessageView } from "./messages.js";
 import { OutputList } from "./outputs.js";
+import { cancelSettlesWithin } from "./markdown.js";
 import { isRemoteUrl } from "./urls.js";
 
 export { LOG_PREFIX };
@@ -130,6 +131,7 @@ export function createRenderer(el, options = {}) {
     },
     destroy() {
       controller.abort();
+      cancelSettlesWithin(root); // no Markdown catch-up may fire into a removed view
       contextList.destroy();
       root.remove();
     },

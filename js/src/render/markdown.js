@@ -138,6 +138,19 @@ export class BlockScanner {
 /**
  * A Markdown container (`.actx-md`) that follows a growing text cheaply.
  */
+/** Views with a catch-up timer pending, so a renderer being destroyed can cancel theirs. */
+const SETTLING = new Set();
+
+/**
+ * Cancel the catch-up timers of every streaming Markdown view inside `root` (the renderer's destroy()).
+ * @param {Element} root
+ */
+export function cancelSettlesWithin(root) {
+  for (const view of [...SETTLING]) {
+    if (root.contains(view.el)) view.cancelSettle();
+  }
+}
+
 export class StreamingMarkdown {
   constructor() {
     this.el = h("div", { className: "actx-md" });
@@ -236,8 +249,10 @@ export class StreamingMarkdown {
       this.cancelSettle();
       this.settleTimer = setTimeout(() => {
         this.settleTimer = null;
+        SETTLING.delete(this);
         if (this.tailShown !== this.text.length) this.showTail();
       }, TAIL_SETTLE_MS);
+      SETTLING.add(this);
       return;
     }
     this.cancelSettle();
@@ -254,5 +269,6 @@ export class StreamingMarkdown {
   cancelSettle() {
     if (this.settleTimer !== null) clearTimeout(this.settleTimer);
     this.settleTimer = null;
+    SETTLING.delete(this);
   }
 }
