@@ -9,27 +9,20 @@ must never wait on the network to show usage.
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import html
-import importlib.util
-import os
-import tempfile
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import orjson
 
 from .context import estimate_context_tokens, fallback_context_window, is_record
+from .context.tiktoken_offline import offline_encoding
 
 __all__ = ["MessageUsage", "UsageReport", "build_usage_report", "try_exact_counter"]
 
 _ROLES = {1: "system", 2: "user", 3: "assistant", 4: "tool"}
 _PREVIEW_CHARS = 48
-_ENCODING_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
 _DEFAULT_ENCODING = "o200k_base"
 
 ExactCounter = Callable[[str], int]
@@ -247,62 +240,6 @@ def _role(message: Any) -> str:
     return _ROLES.get(kind, f"type {kind}")
 
 
-def _tiktoken_cache_dir() -> str:
-    """Where tiktoken looks for downloaded encodings ("" means it caches nothing)."""
-    if "TIKTOKEN_CACHE_DIR" in os.environ:
-        return os.environ["TIKTOKEN_CACHE_DIR"]
-    if "DATA_GYM_CACHE_DIR" in os.environ:
-        return os.environ["DATA_GYM_CACHE_DIR"]
-    return os.path.join(tempfile.gettempdir(), "data-gym-cache")
-
-
-def _cache_key(name: str) -> str:
-    return hashlib.sha1(_ENCODING_URL.format(name=name).encode()).hexdigest()
-
-
-def _encoding_cached(name: str) -> bool:
-    """Is tiktoken's file for encoding ``name`` on disk (so get_encoding will not download)?"""
-    cache_dir = _tiktoken_cache_dir()
-    return bool(cache_dir) and os.path.exists(os.path.join(cache_dir, _cache_key(name)))
-
-
-def _packaged_encoding_file(name: str) -> Path | None:
-    """``<name>.tiktoken.gz`` as shipped inside the bpe-openai wheel (the tiktoken extra), if installed."""
-    spec = importlib.util.find_spec("bpe_openai")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for location in spec.submodule_search_locations:
-        packed = Path(location) / "data" / f"{name}.tiktoken.gz"
-        if packed.is_file():
-            return packed
-    return None
-
-
-_unpack_lock = threading.Lock()
-_unpacked_dir: Path | None = None
-
-
-def _load_packaged(tiktoken: Any, name: str, packed: Path) -> Any:
-    """Load ``name`` from the packaged file: unpack it once into a private cache directory under the
-    name tiktoken looks for, and point tiktoken there for this one call (it still checks the SHA-256)."""
-    global _unpacked_dir
-    with _unpack_lock:
-        if _unpacked_dir is None:
-            _unpacked_dir = Path(tempfile.mkdtemp(prefix="agentctx-tiktoken-"))
-        target = _unpacked_dir / _cache_key(name)
-        if not target.exists():
-            target.write_bytes(gzip.decompress(packed.read_bytes()))
-        saved = os.environ.get("TIKTOKEN_CACHE_DIR")
-        os.environ["TIKTOKEN_CACHE_DIR"] = str(_unpacked_dir)
-        try:
-            return tiktoken.get_encoding(name)
-        finally:
-            if saved is None:
-                del os.environ["TIKTOKEN_CACHE_DIR"]
-            else:
-                os.environ["TIKTOKEN_CACHE_DIR"] = saved
-
-
 def try_exact_counter(model: str | None) -> tuple[str, ExactCounter] | None:
     """tiktoken's (encoding name, counter) for ``model``, or None when it cannot be had offline.
 
@@ -313,7 +250,6 @@ def try_exact_counter(model: str | None) -> tuple[str, ExactCounter] | None:
     """
     try:
         import tiktoken
-        from tiktoken import registry
     except ImportError:
         return None
     if model is None:
@@ -323,15 +259,8 @@ def try_exact_counter(model: str | None) -> tuple[str, ExactCounter] | None:
             name = tiktoken.encoding_name_for_model(model)
         except KeyError:
             return None
-    try:
-        if name in getattr(registry, "ENCODINGS", {}) or _encoding_cached(name):
-            encoding = tiktoken.get_encoding(name)
-        else:
-            packed = _packaged_encoding_file(name)
-            if packed is None:
-                return None
-            encoding = _load_packaged(tiktoken, name, packed)
-    except Exception:  # a broken cache or a bad packaged file: exact counts are optional, say nothing
+    encoding = offline_encoding(name)
+    if encoding is None:
         return None
     return name, lambda text: len(encoding.encode(text, disallowed_special=()))
 

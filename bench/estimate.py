@@ -16,13 +16,8 @@ file is available, the comparison is skipped and the table says why.
 from __future__ import annotations
 
 import argparse
-import gzip
-import hashlib
-import importlib.util
-import os
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -30,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agentctx_widgets.context import Context, estimate_context_tokens  # noqa: E402
 from agentctx_widgets.context import usage as usage_module  # noqa: E402
+from agentctx_widgets.context.tiktoken_offline import offline_encoding, packaged_encoding_file  # noqa: E402
 
-O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 WORDS = ("the model returns a streamed answer with tool calls and cached prompt tokens while the agent "
          "checks context windows, usage, latency; errors: retry after 30s. def run(x): return x * 2 "
          "Übersetzung des Textes — naïve café résumé 東京 データ 42 3.14 https://example.com/a?b=c").split()
@@ -62,23 +57,10 @@ def make_context(count: int, seed: int) -> list[dict]:
 
 def load_o200k() -> tuple[object | None, str]:
     """The tiktoken o200k_base encoding loaded offline, or ``(None, why not)``."""
-    try:
-        import tiktoken
-    except ImportError:
-        return None, "tiktoken is not installed (pip install tiktoken)"
-    spec = importlib.util.find_spec("bpe_openai")
-    if spec is None or not spec.submodule_search_locations:
-        return None, "no offline copy of o200k_base.tiktoken (pip install bpe-openai, which ships one)"
-    packed = Path(list(spec.submodule_search_locations)[0]) / "data" / "o200k_base.tiktoken.gz"
-    if not packed.exists():
-        return None, f"bpe-openai is installed but {packed.name} is not in it"
-    cache = Path(tempfile.mkdtemp(prefix="tiktoken-cache-"))
-    (cache / hashlib.sha1(O200K_URL.encode()).hexdigest()).write_bytes(gzip.decompress(packed.read_bytes()))
-    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
-    try:
-        return tiktoken.get_encoding("o200k_base"), f"o200k_base from {packed}"
-    except Exception as exc:  # noqa: BLE001 - report any loading failure as a skipped comparison
-        return None, f"tiktoken could not load o200k_base offline: {exc!r}"
+    encoding = offline_encoding("o200k_base")
+    if encoding is None:
+        return None, "no offline o200k_base (pip install \"agentctx-widgets[tiktoken]\": tiktoken + bpe-openai)"
+    return encoding, f"o200k_base offline ({packaged_encoding_file('o200k_base') or 'tiktoken cache'})"
 
 
 def block_strings(context: list[dict]) -> list[str]:

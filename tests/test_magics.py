@@ -352,7 +352,9 @@ def test_exact_counter_never_downloads(monkeypatch: pytest.MonkeyPatch, tmp_path
     from tiktoken import registry
 
     monkeypatch.setattr(registry, "ENCODINGS", {})  # nothing loaded in memory
-    monkeypatch.setattr(_usage_report, "_packaged_encoding_file", lambda name: None)  # no bpe-openai copy
+    from agentctx_widgets.context import tiktoken_offline
+
+    monkeypatch.setattr(tiktoken_offline, "packaged_encoding_file", lambda name: None)  # no bpe-openai copy
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # and nothing on disk
     assert _usage_report.try_exact_counter("gpt-4o") is None
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # caching disabled: it would always download
@@ -362,7 +364,9 @@ def test_exact_counter_never_downloads(monkeypatch: pytest.MonkeyPatch, tmp_path
 
 def test_exact_counter_loads_the_encoding_bpe_openai_ships(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     pytest.importorskip("tiktoken")
-    if _usage_report._packaged_encoding_file("o200k_base") is None:
+    from agentctx_widgets.context.tiktoken_offline import packaged_encoding_file
+
+    if packaged_encoding_file("o200k_base") is None:
         pytest.skip("bpe-openai (the tiktoken extra) is not installed")
     from tiktoken import registry
 
