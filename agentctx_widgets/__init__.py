@@ -46,6 +46,7 @@ _EXPORTS.update(
         "AnthropicModel": "models",
         "Tool": "models",
         "ContextView": "widget",
+        "to_html": "html",
     }
 )
 

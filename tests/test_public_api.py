@@ -39,6 +39,7 @@ OWNERS = {
     "OpenAIChatModel": "agentctx_widgets.models", "OpenAIResponsesModel": "agentctx_widgets.models",
     "AnthropicModel": "agentctx_widgets.models", "Tool": "agentctx_widgets.models",
     "ContextView": "agentctx_widgets.widget",
+    "to_html": "agentctx_widgets.html",
 }
 
 

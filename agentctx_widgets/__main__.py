@@ -1,0 +1,118 @@
+"""``python -m agentctx_widgets export SESSION.jsonl -o PATH.html``: a session file as a standalone page.
+
+The page opens from disk, offline, with no JavaScript (see ``agentctx_widgets.html``). Bad input is one
+``agentctx: …`` line on stderr and exit code 2; a file with some unreadable lines is exported with one
+summary line naming the first few.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import warnings
+from pathlib import Path
+
+_SHOWN_SKIPS = 3
+
+
+class _Fail(Exception):
+    """One line for stderr, exit code 2."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m agentctx_widgets",
+                                     description="agentctx-widgets command line tools.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    export = commands.add_parser(
+        "export", help="write a session file (.jsonl) as a standalone HTML page (no JavaScript, fetches nothing)",
+        description="Write a session file (.jsonl, as Context.save writes it) as a standalone HTML page that "
+                    "opens from disk, offline, with no JavaScript.")
+    export.add_argument("session", metavar="SESSION.jsonl", help="the session file to export")
+    export.add_argument("-o", "--output", metavar="PATH.html",
+                        help="where to write the page (default: SESSION with .html instead of .jsonl; - for stdout)")
+    export.add_argument("--title", help="the page's heading (default: the context's name)")
+    export.add_argument("--outputs", metavar="OUTPUTS.json",
+                        help="output messages to show under the context: a JSON list of messages, or a state "
+                             "{order, messages}")
+    export.add_argument("--model", help="a model name, for the usage line's share of its context window")
+    return parser
+
+
+def _load(session: str):
+    from .context import Context
+
+    path = Path(session)
+    if not path.exists():
+        raise _Fail(f"{session}: no such file")
+    if path.is_file() and path.stat().st_size == 0:
+        raise _Fail(f"{session}: the file is empty, not a session file")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RuntimeWarning)
+        try:
+            context = Context.load(path)
+        except (OSError, ValueError) as exc:  # SessionFileError is a ValueError
+            raise _Fail(str(exc).replace("Context.load: ", "")) from None
+    skipped = [str(w.message).replace("Context.load: ", "") for w in caught if issubclass(w.category, RuntimeWarning)]
+    if skipped and len(context) == 0:
+        raise _Fail(f"{session}: no valid line in the file, not a session file ({skipped[0]})")
+    if skipped:
+        names = "; ".join(skipped[:_SHOWN_SKIPS]) + ("; …" if len(skipped) > _SHOWN_SKIPS else "")
+        print(f"agentctx: export: skipped {len(skipped)} unreadable line{'s' if len(skipped) != 1 else ''}: {names}",
+              file=sys.stderr)
+    return context
+
+
+def _outputs(path: str | None):
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as stream:
+            return json.loads(stream.read())
+    except OSError as exc:
+        raise _Fail(f"{path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise _Fail(f"{path}: not JSON ({exc})") from None
+
+
+def _export(args: argparse.Namespace) -> int:
+    from .html import to_html
+
+    context = _load(args.session)
+    outputs = _outputs(args.outputs)
+    try:
+        page = to_html(context, outputs, title=args.title, model=args.model)
+    except TypeError as exc:
+        raise _Fail(str(exc)) from None
+    if args.output == "-":
+        sys.stdout.write(page)
+        return 0
+    target = Path(args.output) if args.output else Path(args.session).with_suffix(".html")
+    if target.is_dir():
+        raise _Fail(f"{target}: is a directory; give a file name with -o")
+    data = page.encode("utf-8")
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_bytes(data)
+        os.replace(temporary, target)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise _Fail(f"{target}: cannot write ({exc.strerror or exc})") from None
+    print(f"wrote {target} ({len(context):,} entries, {len(data) / 1024:,.0f} KB)")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "export":
+            return _export(args)
+    except _Fail as exc:
+        print(f"agentctx: {args.command}: {exc}", file=sys.stderr)
+        return 2
+    return 2  # pragma: no cover - argparse refuses unknown commands
+
+
+if __name__ == "__main__":
+    sys.exit(main())

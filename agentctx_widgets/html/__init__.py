@@ -1,0 +1,141 @@
+"""Static rendering of a context and its output messages: HTML with scoped CSS and no JavaScript.
+
+``render(context, output)`` gives one self-contained fragment (a root ``<div>`` holding its own
+``<style>``) for a notebook cell; ``to_html(context_or_session_file, output)`` a standalone page by
+default — ``<!doctype html>``, a charset, and a Content-Security-Policy that lets nothing load but
+``data:`` images (and inline styles), so even a sanitiser miss cannot run a script or fetch anything.
+
+What is shown is what the live view shows: roles, Markdown rendered (markdown-it-py, CommonMark plus
+tables and strikethrough; raw HTML in it shows as text) and sanitised (nh3), thinking and tool calls folded in ``<details>``, tool
+results beneath their call, failed responses and tool errors, records as a line, media under the
+remote-resource policy of ``urls.py``, a usage line, and every output message by type. Everything is
+rendered (a static page cannot load more on scroll), in one pass, linear in the size of the context.
+
+Imports only ``context`` and ``output`` (DESIGN.md "Layout"); no Jupyter.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..context import Context, estimate_context_tokens, fallback_context_window, usage_normalize
+from .common import esc
+from .context import render_entries
+from .markdown import render_markdown, scrub
+from .outputs import OUTPUT_RENDERERS, Options, output_state, render_outputs
+from .styles import CSS, PAGE_CSS, ROOT_CLASS
+
+__all__ = ["CSP", "OUTPUT_RENDERERS", "ROOT_CLASS", "render", "render_markdown", "to_html"]
+
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+"""The Content-Security-Policy of a standalone page: nothing loads but data: images and inline styles."""
+
+
+def _number(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def _compact(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1e6:.{0 if n >= 10_000_000 else 1}f}M"
+    if n >= 10_000:
+        return f"{round(n / 1e3)}K"
+    return f"{n:,}"
+
+
+def _usage_line(entries: Sequence[Any], usage: Any, model: str | None) -> str:
+    """"≈ N tokens in context (estimate)[ of W (P %)]" and, given a usage dict, its counts."""
+    tokens = estimate_context_tokens(entries)
+    parts = [f"≈ {tokens:,} tokens in context (estimate)"]
+    window = fallback_context_window(model) if model else None
+    if window:
+        percent = tokens / window * 100
+        shown = "<1" if 0 < percent < 1 else str(round(percent))
+        parts[0] = f"≈ {_compact(tokens)} / {_compact(window)} tokens in context · {shown}% (estimate)"
+    if usage is not None:
+        normal = usage_normalize(usage) if isinstance(usage, Mapping) else {}
+        counts = [f"{label} {_number(normal[key])}" for key, label in (
+            ("inputTokens", "input"), ("outputTokens", "output"), ("totalTokens", "total")) if key in normal]
+        source = usage.get("source") if isinstance(usage, Mapping) else None
+        line = "usage: " + " · ".join(counts) + " tokens" if counts else "usage: (none reported)"
+        if isinstance(source, str) and source:
+            line += f" ({source})"
+        cost = usage.get("cost") if isinstance(usage, Mapping) else None
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+            line += f" · cost ${cost:.4f}"
+        parts.append(line)
+    return " · ".join(parts)
+
+
+def _entries(context: Any) -> tuple[list, str | None]:
+    """The entries and the name of a Context, a session file path, or a plain list of entries."""
+    if isinstance(context, Context):
+        return context.messages(), context.name or context.id
+    if isinstance(context, (str, os.PathLike)):
+        loaded = Context.load(context)
+        return loaded.messages(), loaded.name or loaded.id or Path(context).stem
+    if isinstance(context, Iterable) and not isinstance(context, (bytes, Mapping)):
+        return list(context), None
+    raise TypeError(f"to_html: expected a Context, a session file path or a list of messages, "
+                    f"got {type(context).__name__}")
+
+
+def render(context: Any, output: Any = None, *, title: str | None = None, usage: Any = None,
+           model: str | None = None, start: int = 0, remote_media: bool = True) -> str:
+    """The static HTML fragment of ``context`` (a ``Context``, a session-file path or a list of
+    entries) and, optionally, ``output`` (an ``Output``, its ``state`` or a list of output messages).
+
+    ``title`` heads it (default: the context's name); ``usage`` (a usage dict, any provider's spelling)
+    adds its counts to the usage line, ``model`` the share of its context window; ``start`` renders
+    entries ``start:`` only, after an "N earlier messages" line. ``remote_media`` lets ``image``
+    output messages (which hook code sends on purpose) load an http(s) URL, as the live view does;
+    model- and tool-written URLs are links whatever it says.
+    """
+    entries, name = _entries(context)
+    if not isinstance(start, int) or isinstance(start, bool) or start < 0:
+        raise ValueError(f"render: start must be an int >= 0, got {start!r}")
+    start = min(start, len(entries))
+    state, problems = output_state(output)
+    heading = title if title is not None else (name or "Context")
+    count = len(entries)
+    usage_text = _usage_line(entries, usage, model)
+    earlier = (f'<div class="actxd-earlier" data-testid="actx-earlier">{start:,} earlier message{"" if start == 1 else "s"}'
+               f"</div>") if start else ""
+    body = render_entries(entries, start)
+    if not body and not earlier:
+        body = '<div class="actxd-empty">(no messages)</div>'
+    outputs = render_outputs(state, Options(remote_media=remote_media), problems) if state is not None else (
+        render_outputs({"order": [], "messages": {}}, Options(), problems) if problems else "")
+    html = (f'<div class="actx-doc {ROOT_CLASS}" data-actx-static="1"><style>{CSS}</style>'
+            f'<header class="actxd-header"><span class="actxd-name" data-testid="actx-header-name">{esc(heading)}</span>'
+            f'<span class="actxd-count" data-testid="actx-header-count">{count:,} message{"" if count == 1 else "s"}</span>'
+            f'</header><div class="actxd-body"><section class="actxd-context" data-testid="actx-context">{earlier}{body}'
+            f'</section></div>{outputs}<footer class="actxd-footer actxd-usage" data-testid="actx-usage">{esc(usage_text)}'
+            f"</footer></div>")
+    return scrub(html)
+
+
+def to_html(context_or_session_file: Any, output: Any = None, *, title: str | None = None, standalone: bool = True,
+            usage: Any = None, model: str | None = None) -> str:
+    """A context (or a session file, loaded with ``Context.load``) as static HTML that runs no script.
+
+    ``standalone=True``: a whole page (``<!doctype html>``, charset, a strict CSP meta tag) that opens
+    from disk, offline, and fetches nothing — for CI artifacts and bug reports. ``standalone=False``:
+    the fragment for a notebook cell (hook-sent ``image`` messages may load their http(s) URL there,
+    as the live view does). See :func:`render` for ``output``, ``usage`` and ``model``.
+    """
+    entries, name = _entries(context_or_session_file)  # a session file's skipped lines warn (RuntimeWarning)
+    title = title if title is not None else name
+    fragment = render(entries, output, title=title, usage=usage, model=model, remote_media=not standalone)
+    if not standalone:
+        return fragment
+    page_title = f"{title} · agentctx" if title else "agentctx context"
+    return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+            '<meta name="referrer" content="no-referrer">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            '<meta name="color-scheme" content="light dark">'
+            f"<title>{esc(scrub(page_title))}</title><style>{PAGE_CSS}</style></head>\n<body>\n{fragment}\n</body></html>\n")

@@ -1,0 +1,258 @@
+"""Output messages (the delta engine's ``{order, messages}`` state) → HTML: one renderer per output type,
+keyed by the type names of ``output/message_types.py`` (the front end's ``output-types.js``), and a
+generic JSON view for every other type. Messages that share a ``group_id`` sit in one group box where
+the group's first message appeared. A ``loading`` message that is done is left out, as the view hides it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..output import (DeltaError, OutputMessageError, apply_message_in_place, group_members, new_state,
+                      normalize_group, normalize_message)
+from ..output import message_types as mt
+from .common import attr, clip, compact_json, esc, md_div, pretty_json, text_of, thinking_box, tool_call_parts
+from .urls import host_of, is_inline_image, is_remote_url
+
+__all__ = ["OUTPUT_RENDERERS", "Options", "output_state", "render_outputs"]
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    remote_media: bool = False
+    """Hook-sent ``image`` messages with an http(s) URL load it (a notebook cell, as the live view
+    does); otherwise they are links (a standalone page fetches nothing)."""
+
+
+Renderer = Callable[[dict, Options], str]
+
+
+def _props(message: dict) -> dict:
+    props = message.get("props")
+    return props if isinstance(props, dict) else {}
+
+
+def _positive(value: Any) -> str | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 and value < 1e6:
+        return str(round(value))
+    return None
+
+
+def _user_input(message: dict, options: Options) -> str:
+    props = _props(message)
+    content = next((props[k] for k in ("content", "text", "message", "value") if props.get(k) is not None), None)
+    body = (f'<div class="actxd-plain">{esc(content)}</div>' if isinstance(content, str)
+            else f'<pre class="actxd-json">{esc(pretty_json(props))}</pre>')
+    return f'<div class="actxd-user-input"><span class="actxd-label">User input</span>{body}</div>'
+
+
+def _text(message: dict, options: Options) -> str:
+    return md_div(text_of(_props(message).get("content")))
+
+
+def _thinking(message: dict, options: Options) -> str:
+    return thinking_box(text_of(_props(message).get("content")))
+
+
+def _loading(message: dict, options: Options) -> str:
+    words = text_of(_props(message).get("message"))
+    return f'<div class="actxd-loading" role="status">… {esc(words)}</div>' if words else ""
+
+
+def _tool_call(message: dict, options: Options) -> str:
+    props = _props(message)
+    function = props.get("function") if isinstance(props.get("function"), dict) else {}
+    name = props.get("name", function.get("name"))
+    args = props.get("arguments", function.get("arguments"))
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            pass  # stays the raw string (not JSON)
+    call_id = props.get("id")
+    call = None if call_id is None else text_of(call_id)
+    data = f' data-call-id="{attr(call_id)}"' if isinstance(call_id, str) else ""
+    return f'<div class="actxd-tool"{data}>{tool_call_parts(text_of(name) or "(unnamed tool)", call, args)}</div>'
+
+
+def _error(message: dict, options: Options) -> str:
+    props = _props(message)
+    code, details = props.get("code"), props.get("details")
+    code_html = "" if code is None else f'<span class="actxd-error-code">{esc(text_of(code))}</span>'
+    details_html = "" if details is None or details == "" else f'<pre class="actxd-error-details">{esc(text_of(details))}</pre>'
+    return (f'<div class="actxd-error" role="alert"><div>{code_html}'
+            f'<span class="actxd-error-message">{esc(text_of(props.get("message")) or "Error")}</span></div>{details_html}</div>')
+
+
+def _blocked(url: Any, why: str = "URL not allowed") -> str:
+    return (f'<div class="actxd-blocked-url" data-testid="actx-blocked-url"><span class="actxd-label">Not loaded ({why}): </span>'
+            f"<code>{esc(clip(text_of(url), 300))}</code></div>")
+
+
+def _link(url: str, text: str, cls: str) -> str:
+    return (f'<a class="{cls}" href="{attr(url)}" title="{attr(url)}" target="_blank" '
+            f'rel="noopener noreferrer nofollow">{esc(text)}</a>')
+
+
+def _image(message: dict, options: Options) -> str:
+    props = _props(message)
+    url, alt = props.get("url"), text_of(props.get("alt"))
+    caption = f"<figcaption>{esc(alt)}</figcaption>" if alt else ""
+    if is_inline_image(url) or (options.remote_media and is_remote_url(url)):
+        size = "".join(f' {key}="{value}"' for key in ("width", "height")
+                       if (value := _positive(props.get(key))) is not None)
+        remote = ' loading="lazy" referrerpolicy="no-referrer"' if is_remote_url(url) else ""
+        body = f'<img class="actxd-img" src="{attr(url)}" alt="{attr(alt)}"{size}{remote}>'
+    elif is_remote_url(url):
+        body = _link(url, f"Image{': ' + alt if alt else ''} ↗ {host_of(url)}", "actxd-img-link")
+        caption = ""
+    else:
+        body = _blocked(url)
+    return f'<figure class="actxd-figure">{body}{caption}</figure>'
+
+
+def _media(kind: str) -> Renderer:
+    verb = {"audio": "▶ Audio", "video": "▶ Video"}[kind]
+
+    def render(message: dict, options: Options) -> str:
+        props = _props(message)
+        url = props.get("url")
+        if is_remote_url(url):
+            body = _link(url, f"{verb} ↗ {host_of(url)}", "actxd-media-link")
+        elif isinstance(url, str) and url.lower().startswith(f"data:{kind}/"):
+            body = _blocked(f"{url[:40]}…", f"inline {kind} does not play in a static page")
+        else:
+            body = _blocked(url)
+        duration = props.get("duration")
+        facts = " · ".join(part for part in (
+            text_of(props.get("format")) if props.get("format") else "",
+            f"{duration:.1f} s" if isinstance(duration, (int, float)) and not isinstance(duration, bool) else "",
+        ) if part)
+        facts_html = f'<figcaption class="actxd-media-facts">{esc(facts)}</figcaption>' if facts else ""
+        transcript = props.get("transcript")
+        transcript_html = (f'<details class="actxd-transcript"><summary>Transcript</summary>'
+                           f'<div class="actxd-plain">{esc(text_of(transcript))}</div></details>') if transcript else ""
+        return f'<figure class="actxd-figure">{body}{facts_html}{transcript_html}</figure>'
+    return render
+
+
+def _chip(kind: str) -> Renderer:
+    def render(message: dict, options: Options) -> str:
+        props = _props(message)
+        name = next((v for v in (props.get(k) for k in ("name", "action", "event", "type", "message"))
+                     if isinstance(v, str) and v), None)
+        text = name if name is not None else compact_json(props)
+        return (f'<span class="actxd-chip actxd-chip-{kind}" title="{attr(clip(pretty_json(props), 2000))}">'
+                f'<span class="actxd-chip-kind">{kind}</span><span class="actxd-chip-text">{esc(clip(text, 80))}</span></span>')
+    return render
+
+
+def generic_output(message: dict, options: Options) -> str:
+    kind = message.get("type")
+    return (f'<div class="actxd-generic"><span class="actxd-label">{esc(text_of(kind) or "message")}</span>'
+            f'<pre class="actxd-json">{esc(pretty_json(message.get("props")))}</pre></div>')
+
+
+OUTPUT_RENDERERS: dict[str, Renderer] = {
+    mt.USER_INPUT: _user_input,
+    mt.TEXT: _text,
+    mt.THINKING: _thinking,
+    mt.LOADING: _loading,
+    mt.TOOL_CALL: _tool_call,
+    mt.ERROR: _error,
+    mt.IMAGE: _image,
+    mt.AUDIO: _media("audio"),
+    mt.VIDEO: _media("video"),
+    mt.ACTION: _chip("action"),
+    mt.EVENT: _chip("event"),
+}
+"""Keyed by the built-in types of ``output.message_types.TYPES`` (tests check they agree)."""
+
+
+# ---- the state -------------------------------------------------------------------------------------
+
+def output_state(output: Any) -> tuple[dict | None, list[str]]:
+    """``(state, problems)`` for what ``to_html(output=...)`` takes: an ``Output`` (its flushed state),
+    a delta-engine state ``{order, messages}``, or a list of output messages and groups (folded by the
+    delta engine, as the view does; a message it refuses is named in ``problems``)."""
+    if output is None:
+        return None, []
+    if isinstance(output, dict) and isinstance(output.get("order"), list) and isinstance(output.get("messages"), dict):
+        return output, []
+    state = getattr(output, "state", None)
+    if not isinstance(output, (dict, list, tuple)) and isinstance(state, dict):
+        return state, []
+    if isinstance(output, dict):
+        output = [output]
+    if not isinstance(output, Iterable) or isinstance(output, (str, bytes)):
+        raise TypeError(f"to_html: output must be an Output, a state {{order, messages}} or a list of messages, "
+                        f"got {type(output).__name__}")
+    state = new_state()
+    problems = []
+    for i, item in enumerate(output):
+        try:
+            if isinstance(item, dict) and "type" not in item and isinstance(item.get("messages"), list):
+                members = group_members(normalize_group(item, where=f"output[{i}]"))  # type: ignore[arg-type]
+            else:
+                members = [normalize_message(item, where=f"output[{i}]")]
+            for member in members:
+                apply_message_in_place(state, member)
+        except (OutputMessageError, DeltaError) as exc:
+            problems.append(f"output[{i}]: {exc}")
+    return state, problems
+
+
+def _render_one(message: dict, msg_id: str, options: Options) -> str:
+    kind = message.get("type")
+    render = OUTPUT_RENDERERS.get(kind, generic_output) if isinstance(kind, str) else generic_output
+    try:
+        body = render(message, options)
+    except Exception as exc:  # noqa: BLE001 - one bad message never blanks the rest
+        body = (f'<div class="actxd-error" data-kind="render-error">Could not render output {esc(msg_id)}: {esc(exc)}'
+                f'<pre class="actxd-json">{esc(pretty_json(message))}</pre></div>')
+    if not body:
+        return ""
+    safe = kind if isinstance(kind, str) and kind.replace("_", "").replace("-", "").isalnum() and kind.isascii() else "unknown"
+    done = ' data-done="true"' if message.get("done") else ""
+    return (f'<div class="actxd-out actxd-out-{safe}" data-output-id="{attr(msg_id)}" data-kind="{attr(text_of(kind))}"{done}>'
+            f"{body}</div>")
+
+
+def render_outputs(state: dict, options: Options, problems: list[str] | None = None) -> str:
+    """The output section, or "" when there is nothing to show."""
+    messages = state.get("messages") if isinstance(state.get("messages"), dict) else {}
+    groups: dict[str, list[str]] = {}
+    top: list[tuple[str, Any]] = []  # ("one", html) or ("group", group id)
+    for msg_id in state.get("order") or []:
+        message = messages.get(msg_id)
+        if not isinstance(message, dict):
+            continue
+        if message.get("type") == mt.LOADING and message.get("done"):
+            continue
+        item = _render_one(message, str(msg_id), options)
+        if not item:
+            continue
+        group_id = message.get("group_id")
+        if isinstance(group_id, str) and group_id:
+            if group_id not in groups:
+                groups[group_id] = []
+                top.append(("group", group_id))
+            groups[group_id].append(item)
+        else:
+            top.append(("one", item))
+    parts = []
+    for kind, value in top:
+        if kind == "one":
+            parts.append(value)
+        else:
+            parts.append(f'<div class="actxd-group" data-group-id="{attr(value)}"><div class="actxd-group-title">'
+                         f'group {esc(value)}</div>{"".join(groups[value])}</div>')
+    for problem in problems or []:
+        parts.append(f'<div class="actxd-error" data-kind="output-refused">Output message not shown: {esc(problem)}</div>')
+    if not parts:
+        return ""
+    return (f'<section class="actxd-outputs" data-testid="actx-outputs"><div class="actxd-section-title">Output</div>'
+            f'{"".join(parts)}</section>')
