@@ -131,6 +131,12 @@ def _build() -> dict[str, _Parser]:
     )
     parsers["replay"] = p
 
+    p = _new("export", "Write a standalone HTML page of a context (no JavaScript; opens offline, from disk).")
+    p.add_argument("target", metavar="CTX", help="a variable (Context or list of messages) or a .jsonl path")
+    p.add_argument("path", metavar="PATH", help="the .html file to write")
+    p.add_argument("--title", metavar="TITLE", help="the page title (default: the context's name)")
+    parsers["export"] = p
+
     p = _new("help", "Show help for every subcommand, or for one.")
     p.add_argument("command", metavar="COMMAND", nargs="?")
     parsers["help"] = p

@@ -28,6 +28,8 @@ Load with ``%load_ext agentctx_widgets``. Subcommands (``%agentctx help`` prints
   surfacing an error) puts the context back as it was; so does an interrupt (the stop button), which
   prints one ``agentctx:`` line instead of a traceback.
 - ``%agentctx load PATH [--as NAME]`` — a session file into a Context variable (default: the file stem).
+- ``%agentctx export CTX PATH.html [--title TITLE]`` — a standalone HTML page of the context (no
+  JavaScript, nothing fetched; for CI artifacts and bug reports).
 - ``%agentctx replay PATH [--speed X]`` — replays a session into a new view, streaming each assistant
   message in chunks (about 20 ms per chunk at speed 1; ``--speed inf`` does not pause).
 
@@ -364,6 +366,21 @@ class AgentContextMagics(Magics):
         self._ns[name] = context
         count = len(context)
         print(f"loaded {count} message{'s' * (count != 1)} from {Path(args.path).name} into {name}")
+
+    def _do_export(self, args: Any, cell: str | None) -> None:
+        from .html import to_html
+
+        context, title = self._context_from(args.target, "export")
+        target = Path(args.path).expanduser()
+        if target.is_dir():
+            raise MagicError(f"export: {args.path!r} is a directory; give the .html file to write")
+        page = to_html(context, title=args.title or getattr(context, "name", None) or title)
+        try:
+            target.write_text(page, encoding="utf-8")
+        except OSError as error:
+            raise MagicError(f"export: cannot write {args.path!r}: {error.strerror or error}") from None
+        count = len(context)
+        print(f"exported {count} message{'s' * (count != 1)} to {target} ({len(page.encode()):,} bytes)")
 
     def _do_replay(self, args: Any, cell: str | None) -> None:
         from .context import Context, is_record

@@ -134,6 +134,7 @@ def test_help_lists_every_subcommand(ip: Any) -> None:
         " [--result NAME] CTX [TEXT]",
         "%agentctx load [--as NAME] PATH",
         "%agentctx replay [--speed X] PATH",
+        "%agentctx export [--title TITLE] CTX PATH",
     ):
         assert usage in out.stdout
 
@@ -161,7 +162,7 @@ def test_help_for_one_command(ip: Any, text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "fragments"),
     [
-        ("bogus x", ("unknown command 'bogus'", "show, usage, hooks, run, load, replay, help")),
+        ("bogus x", ("unknown command 'bogus'", "show, usage, hooks, run, load, replay, export, help")),
         ('show "unclosed', ("cannot split", "no closing quotation")),
         ("show", ("show: the following arguments are required: CTX",)),
         ("show a b", ("show: unrecognized arguments: b",)),
@@ -771,3 +772,17 @@ def test_a_failed_run_puts_back_a_context_whose_last_message_the_turn_merged_int
     shell.user_ns["boom_r"] = {"Create": lambda c, m: (_ for _ in ()).throw(RuntimeError("boom"))}
     shell.run_line_magic("agentctx", 'run ctx_r "more" --hooks boom_r')
     assert ctx.messages() == before
+
+
+def test_export_writes_a_standalone_page_and_errors_are_one_line(ip: Any, tmp_path: Path) -> None:
+    ip.user_ns["chat"] = sample_context("chat")
+    target = tmp_path / "chat.html"
+    _, out = line(ip, f"export chat {target}")
+    assert out.stderr == "" and out.stdout.startswith(f"exported {len(ip.user_ns['chat'])} messages to {target} (")
+    page = target.read_text(encoding="utf-8")
+    assert page.startswith("<!doctype html>") and "<script" not in page.lower()
+    assert "default-src 'none'" in page and "<title>chat · agentctx</title>" in page
+    _, out = line(ip, f"export chat {tmp_path}")
+    assert_error(out, "export: ", "is a directory")
+    _, out = line(ip, f"export nope {target}")
+    assert_error(out, "export: no variable or file named 'nope'")
