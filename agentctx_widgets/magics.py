@@ -72,6 +72,7 @@ REPLAY_CHUNK_SECONDS = 0.02
 """Pause between two streamed chunks of a replayed assistant message at ``--speed 1``."""
 
 _PYTHON_CELL = re.compile(r"^\s*(?:async\s+)?def\s", re.MULTILINE)
+_JS_FUNCTION = re.compile(r"\bfunction\b|=>")
 _CHUNK = re.compile(r"\s*\S+\s*")
 _ASSISTANT = 3
 
@@ -91,8 +92,15 @@ def _identifier(name: str, what: str) -> str:
 
 
 def detect_language(cell: str) -> str:
-    """``python`` when a line starts with ``def `` (or ``async def ``), else ``js``."""
-    return "python" if _PYTHON_CELL.search(cell) else "js"
+    """``python`` when the cell compiles as Python and defines a function (``def``), else ``js``: decided
+    by what parses, so a JavaScript cell with a ``def`` line in a string or comment stays JavaScript."""
+    if not _PYTHON_CELL.search(cell):
+        return "js"
+    try:
+        compile(cell, "<%%agentctx hooks>", "exec")
+    except SyntaxError:  # neither parses cleanly yet: a JavaScript function keyword decides
+        return "js" if _JS_FUNCTION.search(cell) else "python"
+    return "python"
 
 
 def stream_chunks(text: str) -> list[str]:
@@ -283,7 +291,14 @@ class AgentContextMagics(Magics):
         if not source.strip():
             raise MagicError(f"hooks {name}: the cell is empty; write the hook functions below the magic line")
         language = args.lang or detect_language(source)
-        hooks, defined = _js_hooks(name, source) if language == "js" else _python_hooks(name, source)
+        try:
+            hooks, defined = _js_hooks(name, source) if language == "js" else _python_hooks(name, source)
+        except MagicError as error:
+            if args.lang:
+                raise
+            assumed = "JavaScript" if language == "js" else "Python"
+            raise MagicError(f"{error} (the cell was taken for {assumed}; write --lang js or --lang python "
+                             "to choose)") from None
         self.hook_sets[name] = hooks
         self._ns[name] = hooks
         label = "JavaScript" if language == "js" else "Python"
@@ -341,19 +356,21 @@ class AgentContextMagics(Magics):
             raise MagicError(f"run: {_describe_error(error)}; the context is unchanged") from None
         elapsed = time.perf_counter() - started
         self.last_result = result
+        if args.result is not None:  # bound failed or not: a regression notebook asserts on the failure too
+            self._ns[args.result] = result
         if getattr(result, "error", None):
             before.restore(context)
             view.settle()
+            for line in _console_lines(result):
+                print(line)
             raise MagicError(f"run: {_describe_error(result.error)}; the context is unchanged")
         # store the settled state in the synced trait while the cell still runs, so a notebook saved
         # by a headless run (nbconvert, which stops listening when the cell ends) shows the turn too
         view.settle()
         if bind:
             self._ns[target] = context
-        if args.result is not None:
-            self._ns[args.result] = result
         print(_turn_summary(result, elapsed))
-        for line in _diagnostic_lines(result):
+        for line in [*_console_lines(result), *_diagnostic_lines(result)]:
             print(line)
 
     def _do_load(self, args: Any, cell: str | None) -> None:
@@ -500,6 +517,12 @@ def _turn_summary(result: Any, elapsed: float) -> str:
     if calls > 1:
         summary += f", {calls} model calls"
     return summary
+
+
+def _console_lines(result: Any) -> list[str]:
+    """The hooks' console output of the turn (``result.console``), one line each."""
+    return [f"  console.{item.get('level', 'log')} [{item.get('hook') or 'js'}]: {item.get('text', '')}"
+            for item in getattr(result, "console", None) or []]
 
 
 def _diagnostic_lines(result: Any) -> list[str]:

@@ -786,3 +786,24 @@ def test_export_writes_a_standalone_page_and_errors_are_one_line(ip: Any, tmp_pa
     assert_error(out, "export: ", "is a directory")
     _, out = line(ip, f"export nope {target}")
     assert_error(out, "export: no variable or file named 'nope'")
+
+
+def test_a_javascript_cell_with_a_def_line_stays_javascript_and_errors_say_the_language(ip: Any) -> None:
+    """Issue 12: any line starting `def ` made the cell Python, so this JavaScript failed with a Python SyntaxError."""
+    source = "// def helpers below\nfunction Create(ctx, messages) {\n  const s = `\ndef not_python`;\n  return { messages };\n}\n"
+    _, out = cell(ip, "hooks jsdef", source)
+    assert out.stderr == "" and out.stdout == "hook set jsdef (JavaScript): Create\n"
+    _, out = cell(ip, "hooks typo", "def Create(ctx, messages):\n    return {")
+    assert_error(out, "hooks typo: SyntaxError", "(the cell was taken for Python; write --lang js or --lang python to choose)")
+
+
+def test_run_prints_console_lines_and_binds_a_failed_result(ip: Any) -> None:
+    """Issue 12: console.log lines were never shown, and a failed turn bound no --result to assert on."""
+    cell(ip, "hooks talk", 'function Create(ctx, messages) { console.log("seen", messages.length); }')
+    _, out = line(ip, 'run chat "hi" --hooks talk')
+    assert out.stdout.splitlines()[1:] == ["  console.log [Create]: seen 1"]
+    cell(ip, "hooks fails", 'function Create(ctx, messages) { console.warn("about to fail"); throw new Error("no"); }')
+    _, out = line(ip, 'run chat "again" --hooks fails --result failed')
+    assert out.stdout == "  console.warn [Create]: about to fail\n"
+    assert out.stderr.startswith("agentctx: run: Create (line 1): Error: no") and out.stderr.count("\n") == 1
+    assert ip.user_ns["failed"].error["code"] == "HOOK_THREW"  # bound, with its error, for assertions

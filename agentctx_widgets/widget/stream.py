@@ -270,7 +270,8 @@ class StreamProtocol:
             self._settle_open()  # folds open appends into the state; the ops stay queued for the next batch
             pending = copy_json(self._pending_source) if self._pending_dirty and self._pending_source else (
                 None if self._pending_dirty else self.pending)
-            return {**self._state(), "pending": pending}
+            header = self._header_source(self.context) if self._header_dirty else self.header  # not sent yet
+            return {**self._state(), "header": header, "pending": pending}
 
     def state(self) -> dict[str, Any]:
         """The authoritative front-end state; sends what is queued first so the two agree."""
