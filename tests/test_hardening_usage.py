@@ -91,3 +91,13 @@ def test_a_huge_reported_count_stays_writable():
         usage = usage_normalize({"inputTokens": huge, "outputTokens": huge})
         check_usage(usage)
         check_usage(usage_add(usage, usage))  # sums past 64 bits become floats, still exact-enough and writable
+
+
+def test_a_cost_past_64_bits_stays_writable_json():
+    """Found by the property test above once Hypothesis drew -(2**63) - 1 from the suite's constants."""
+    from agentctx_widgets.context import usage_add, usage_normalize
+
+    assert usage_normalize({"cost": -(2**63) - 1})["cost"] == float(-(2**63) - 1)
+    assert usage_add({"cost": 2**64 - 1}, {"cost": 5})["cost"] == float(2**64 + 4)
+    assert usage_normalize({"cost": 12})["cost"] == 12  # in range: an int stays an int
+    orjson.dumps(usage_add({"cost": 2**64 - 1}, {"cost": 5}))

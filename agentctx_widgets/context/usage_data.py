@@ -136,7 +136,7 @@ _MAX_INT = 2**64 - 1  # the largest integer orjson writes as an int
 
 def _fit(value: int | float) -> int | float:
     """A count JSON can carry: past 64-bit range an int becomes a float, as JavaScript has it."""
-    return float(value) if isinstance(value, int) and value > _MAX_INT else value
+    return float(value) if isinstance(value, int) and not -(2**63) <= value <= _MAX_INT else value
 
 
 def _count(value: Any) -> int | float | None:
@@ -219,7 +219,7 @@ def usage_normalize(reported: Any) -> dict:
     consumed[id(r)].update(("cost", "source", "serviceTier", "service_tier", "inferenceGeo", "inference_geo", "details"))
     cost = r.get("cost")
     if isinstance(cost, (int, float)) and not isinstance(cost, bool) and math.isfinite(cost):
-        result["cost"] = cost
+        result["cost"] = _fit(cost)  # an integer cost past 64 bits becomes a float, as counts do
     if r.get("source") in ("provider", "estimate"):
         result["source"] = r["source"]
     for canonical, alias in (("serviceTier", "service_tier"), ("inferenceGeo", "inference_geo")):
@@ -266,7 +266,7 @@ def usage_add(total: Any, reported: Any) -> dict:
             result[key] = _fit(base.get(key, 0) + report.get(key, 0))
     result["totalTokens"] = _fit(result["inputTokens"] + result["outputTokens"])
     if "cost" in base or "cost" in report:
-        result["cost"] = base.get("cost", 0) + report.get("cost", 0)
+        result["cost"] = _fit(base.get("cost", 0) + report.get("cost", 0))
     for key in _METADATA:
         if key in report:
             result[key] = report[key]
