@@ -318,7 +318,8 @@ try:
 except SessionFileError as error:
     print(error)
 print(time.monotonic() - started)
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+# VmHWM: this process's own peak (ru_maxrss keeps the forking parent's peak across exec on Linux)
+print(next(int(line.split()[1]) // 1024 for line in open("/proc/self/status") if line.startswith("VmHWM:")))
 """
 
 

@@ -1,7 +1,8 @@
-// Find the hook functions the source defined (function declarations, var, let or const).
-(function () {
-  const found = {};
-  const builtinError = globalThis.__agentctx_builtin_Error;
+// Find the hook functions the source defined (function declarations, var, let or const). Evaluated in
+// the global scope after the source, this is a function that Python calls with the bridge's `register`
+// and the built-in Error, both taken from the prelude before the source ran (no global names involved).
+(function (register, builtinError) {
+  const found = { __proto__: null };
   try { if (typeof Create === "function") found.Create = Create; } catch (e) {}
   try { if (typeof Before === "function") found.Before = Before; } catch (e) {}
   try { if (typeof After === "function") found.After = After; } catch (e) {}
@@ -12,10 +13,9 @@
   try { if (!found.After && typeof after === "function") found.After = after; } catch (e) {}
   try { if (!found.Done && typeof done === "function") found.Done = done; } catch (e) {}
   try { if (!found.Error && typeof error === "function") found.Error = error; } catch (e) {}
-  globalThis.__agentctx_hooks = found;
   // The seed's `function Error(ctx, messages, error)` replaces JavaScript's Error constructor: put the
   // constructor back, so `throw new Error("...")` in any hook means what a JavaScript author expects
   // (the hook itself is kept above). A `const Error` cannot be reassigned; then the hook keeps the name.
   if (found.Error) { try { Error = builtinError; } catch (e) {} }
-  return JSON.stringify(Object.keys(found));
-})();
+  return register(found);
+})

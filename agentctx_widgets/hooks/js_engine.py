@@ -1,172 +1,210 @@
-"""A QuickJS-NG context with a time limit that coexists with Python callbacks.
+"""The kernel's side of a JavaScript engine: one worker process per hook set, and the thread that talks to it.
 
-The ``quickjs`` binding's own ``set_time_limit`` refuses every call into Python while a limit is
-set ("Can not call into Python with a time limit set"), and hook code calls ``ctx.Send`` all the
-time. So we install our own QuickJS interrupt handler (``JS_SetInterruptHandler``, exported by the
-binding's shared library) through ``ctypes``. It charges only the time spent *running JavaScript*:
-time inside host callbacks (``time.Sleep``, ``ctx.Flush`` reaching a slow view, a helper global)
-is paused. A second, wall-clock limit bounds the whole call, sleeps included.
+QuickJS checks its interrupt handler only between bytecodes, so a native built-in on a huge array-like
+(``Array.prototype.join.call({length: 2**53-1}, "")``, ``String(a)`` of an array with ``length`` 2**32-1)
+never yields: no limit inside the process that runs it can stop it. So each ``JsHooks`` runs its QuickJS
+context in a worker process (``js_worker``), started once per hook set and reused across calls. The
+worker enforces the limits itself wherever JavaScript runs; when it does not answer by a limit plus
+:data:`KILL_GRACE` (a native loop), or on ``interrupt()`` (Ctrl-C), this side kills it (SIGKILL through a
+pidfd) and the hook set gets a fresh one. Workers are forked from one zygote process per kernel
+(``js_worker.zygote_main``), started on first use, so a worker costs a ``fork``, not an interpreter start.
+The zygote and the workers get a scrubbed environment (no API keys) and ignore SIGINT.
 
-QuickJS runtimes must stay on one thread, so each engine owns a single worker thread (with an
-8 MB C stack, room for the JS stack limit) and every call runs there.
+Every ``JsHooks`` also keeps one thread here ("agentctx-quickjs"): calls into its worker run there one at
+a time, so an async ``call`` never blocks the event loop, and the thread runs the host side of the call
+(applying sends to the Output, console lines, callable globals, ``time.Sleep``).
 """
 
 from __future__ import annotations
 
+import atexit
 import concurrent.futures
-import ctypes
+import os
 import queue
+import signal
+import socket
+import struct
+import subprocess
+import sys
 import threading
-import time
-import warnings
 from collections.abc import Callable
 from typing import Any
 
-import _quickjs
-import quickjs
+import orjson
 
-_THREAD_STACK = 8 * 1024 * 1024
-_HANDLER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
-_LIB: Any = None
+from .js_worker import Channel
 
+KILL_GRACE = 0.25
+"""Seconds past a call's time or wall limit before its worker is killed (a built-in that never yields).
+The worker stops JavaScript at the limit itself; this is the backstop, well inside the promised
+"limit + 0.5 s"."""
+SPAWN_TIMEOUT = 30.0
+"""Seconds to wait for the zygote to fork a worker before giving up (a wedged zygote is replaced)."""
 
-def _lib() -> Any:
-    global _LIB
-    if _LIB is None:
-        lib = ctypes.CDLL(_quickjs.__file__)
-        lib.JS_GetRuntimeOpaque.restype = ctypes.c_void_p
-        lib.JS_GetRuntimeOpaque.argtypes = [ctypes.c_void_p]
-        lib.JS_SetInterruptHandler.restype = None
-        lib.JS_SetInterruptHandler.argtypes = [ctypes.c_void_p, _HANDLER, ctypes.c_void_p]
-        _LIB = lib
-    return _LIB
+_LEN = struct.Struct("<I")
+_ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "PYTHONHOME", "SYSTEMROOT")
 
 
-class Budget:
-    """Time left for one call: JavaScript time (paused during host calls) and wall time."""
+class WorkerDied(Exception):
+    """The worker process is gone (killed by us, or ended on its own)."""
+
+
+class _Zygote:
+    """The process that forks workers (started lazily, once per kernel process)."""
 
     def __init__(self) -> None:
-        self.armed = False
-        self.tripped: str | None = None  # "time" or "wall" once the handler interrupted
-        self._js_left = 0.0
-        self._js_since = 0.0
-        self._wall_deadline = 0.0
-        self._in_host = 0
-        self._interrupted = False
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        code = (f"import sys; sys.path[:] = {sys.path!r}; "
+                f"from agentctx_widgets.hooks.js_worker import zygote_main; zygote_main({theirs.fileno()})")
+        env = {key: os.environ[key] for key in _ENV_KEEP if key in os.environ}
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-c", code], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, env=env, start_new_session=True, close_fds=True)
+        finally:
+            theirs.close()
+        self.control = ours
+        self.owner = os.getpid()
 
-    def interrupt(self) -> None:
-        """(Any thread.) Stop the running call at its next JavaScript instruction."""
-        self._interrupted = True
+    def alive(self) -> bool:
+        return self.owner == os.getpid() and self.process.poll() is None
 
-    def arm(self, js_seconds: float, wall_seconds: float) -> None:
-        now = time.monotonic()
-        self._js_left, self._js_since = js_seconds, now
-        self._wall_deadline = now + wall_seconds
-        self._in_host, self.tripped, self.armed, self._interrupted = 0, None, True, False
-
-    def disarm(self) -> None:
-        self.armed = False
-
-    def pause(self) -> None:
-        if self._in_host == 0:
-            self._js_left -= time.monotonic() - self._js_since
-        self._in_host += 1
-
-    def resume(self) -> None:
-        self._in_host -= 1
-        if self._in_host == 0:
-            self._js_since = time.monotonic()
-
-    def wall_left(self) -> float:
-        return self._wall_deadline - time.monotonic() if self.armed else float("inf")
-
-    def exceeded(self) -> bool:
-        """Called by QuickJS every few thousand instructions: 1 stops the script."""
-        if not self.armed or self._in_host:
-            return False
-        now = time.monotonic()
-        if self._interrupted:
-            self.tripped = "interrupt"
-        elif now > self._wall_deadline:
-            self.tripped = "wall"
-        elif self._js_left - (now - self._js_since) < 0:
-            self.tripped = "time"
-        return self.tripped is not None
-
-
-class JsEngine:
-    """One QuickJS context on its own thread, with memory, stack and time limits."""
-
-    def __init__(self, *, memory_limit: int, stack_limit: int) -> None:
-        self.memory_limit = memory_limit
-        self.stack_limit = stack_limit
-        self.budget = Budget()
-        self.context: Any = None
-        self.call_fn: Any = None  # the prelude's __agentctx_call, kept here so it dies with the context
-        self._handler = _HANDLER(lambda _rt, _opaque: 1 if self.budget.exceeded() else 0)
-        self._executor = _EngineThread()
-
-    def submit(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future:
-        """Run ``fn(*args)`` on the engine thread."""
-        return self._executor.submit(fn, *args)
-
-    def run(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """Run ``fn(*args)`` on the engine thread and wait for it."""
-        return self.submit(fn, *args).result()
-
-    def new_context(self) -> Any:
-        """(Engine thread.) A fresh QuickJS context with the limits and the interrupt handler."""
-        context = quickjs.Context()
-        context.set_memory_limit(self.memory_limit)
-        context.set_max_stack_size(self.stack_limit)
-        self._install_interrupt(context)
-        self.context = context
-        return context
+    def fork(self, config: dict, channel_fd: int) -> int:
+        body = orjson.dumps(config)
+        self.control.settimeout(SPAWN_TIMEOUT)
+        socket.send_fds(self.control, [_LEN.pack(len(body)) + body], [channel_fd])
+        reply = b""
+        while len(reply) < 8:
+            chunk = self.control.recv(8 - len(reply))
+            if not chunk:
+                raise OSError("the agentctx JavaScript zygote ended")
+            reply += chunk
+        return struct.unpack("<q", reply)[0]
 
     def close(self) -> None:
-        """Free the QuickJS context on the engine thread (never from another), then stop it.
-        Safe to call from a finalizer and more than once."""
-        self._executor.close(self._release)
-
-    def _release(self) -> None:
-        self.context = None
-        self.call_fn = None
-
-    def _install_interrupt(self, context: Any) -> None:
-        lib = _lib()
-        # PyJsContextObject starts with PyObject_HEAD, then ``JSRuntime *runtime``; the binding
-        # stores the context object as the runtime's opaque, which lets us verify the guess.
-        runtime = ctypes.c_void_p.from_address(id(context) + 2 * ctypes.sizeof(ctypes.c_void_p)).value
-        if not runtime or lib.JS_GetRuntimeOpaque(runtime) != id(context):
-            warnings.warn(
-                "agentctx_widgets: cannot install the QuickJS interrupt handler on this quickjs "
-                "build; JavaScript hooks run without a time limit",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-            return
-        lib.JS_SetInterruptHandler(runtime, self._handler, None)
+        try:
+            self.control.close()
+        finally:
+            try:
+                self.process.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
 
 
-class _EngineThread:
+_ZYGOTE: _Zygote | None = None
+_ZYGOTE_LOCK = threading.Lock()
+
+
+@atexit.register
+def _stop_zygote() -> None:
+    """At exit: close the zygote's socket (it exits on EOF) and reap it."""
+    zygote = _ZYGOTE
+    if zygote is not None and zygote.owner == os.getpid():
+        try:
+            zygote.close()
+        except Exception:  # noqa: BLE001 - exiting anyway
+            pass
+
+
+def _fork_worker(config: dict, channel_fd: int) -> int:
+    """A new worker's pid; the zygote is (re)started when needed (first use, it died, or we were forked)."""
+    global _ZYGOTE
+    with _ZYGOTE_LOCK:
+        for attempt in (1, 2):
+            if _ZYGOTE is None or not _ZYGOTE.alive():
+                if _ZYGOTE is not None and _ZYGOTE.owner == os.getpid():
+                    _ZYGOTE.close()
+                _ZYGOTE = _Zygote()
+            try:
+                return _ZYGOTE.fork(config, channel_fd)
+            except OSError:
+                if attempt == 2:
+                    raise
+                try:
+                    _ZYGOTE.process.kill()
+                except OSError:
+                    pass
+                _ZYGOTE = None
+    raise AssertionError("unreachable")
+
+
+class WorkerProcess:
+    """One worker: its channel, and a kill that works from any thread, at most once per process."""
+
+    def __init__(self, *, memory_limit: int, stack_limit: int) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.pid = _fork_worker({"memory_limit": memory_limit, "stack_limit": stack_limit}, theirs.fileno())
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self._lock = threading.Lock()
+        self.killed = False
+        self.closed = False
+        self._pidfd: int | None = None
+        try:
+            self._pidfd = os.pidfd_open(self.pid)  # signals then reach this process, never a reused pid
+        except (AttributeError, OSError):
+            pass
+        self.channel = Channel(ours)
+
+    def send(self, body: bytes) -> None:
+        try:
+            self.channel.send(body)
+        except OSError as error:
+            raise WorkerDied(str(error)) from None
+
+    def recv(self, timeout: float | None) -> bytes | None:
+        """The worker's next frame, ``None`` past ``timeout``; ``WorkerDied`` when it is gone."""
+        try:
+            return self.channel.recv(timeout)
+        except (EOFError, OSError) as error:
+            raise WorkerDied(str(error)) from None
+
+    def kill(self) -> None:
+        """(Any thread.) SIGKILL the worker, once; its channel then reads as closed."""
+        with self._lock:
+            if self.killed or self.closed:
+                return
+            self.killed = True
+            try:
+                if self._pidfd is not None:
+                    signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+                else:
+                    os.kill(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, OSError):
+                pass
+
+    def close(self) -> None:
+        """End the worker and free its descriptors (safe more than once)."""
+        self.kill()
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            try:
+                self.channel.sock.close()
+            finally:
+                if self._pidfd is not None:
+                    os.close(self._pidfd)
+                    self._pidfd = None
+
+
+class EngineThread:
     """A single worker thread fed by a ``SimpleQueue``.
 
     Not a ``ThreadPoolExecutor``: its ``submit`` takes a process-wide lock, and an engine closed
     by a garbage-collection finalizer that runs *inside* another ``submit`` would deadlock on it.
-    ``SimpleQueue.put`` is safe to call from finalizers. The thread has an 8 MB C stack (QuickJS
-    recursion needs room below the JS stack limit) and is a daemon, so it never blocks exit.
+    ``SimpleQueue.put`` is safe to call from finalizers. The thread is a daemon, so it never blocks exit.
     """
 
     def __init__(self) -> None:
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self.closed = False
-        previous = threading.stack_size()
-        try:
-            threading.stack_size(_THREAD_STACK)
-            self.thread = threading.Thread(target=self._loop, name="agentctx-quickjs", daemon=True)
-            self.thread.start()
-        finally:
-            threading.stack_size(previous)
+        self.thread = threading.Thread(target=self._loop, name="agentctx-quickjs", daemon=True)
+        self.thread.start()
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future:
         if self.closed:
@@ -174,6 +212,9 @@ class _EngineThread:
         future: concurrent.futures.Future = concurrent.futures.Future()
         self._queue.put([future, fn, args])  # a list: the thread empties it before answering (see _run_one)
         return future
+
+    def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return self.submit(fn, *args).result()
 
     def close(self, last: Callable[[], None]) -> None:
         """Run ``last`` on the thread after the queued work, then end the thread."""
@@ -202,3 +243,18 @@ class _EngineThread:
                 fn = args = None
                 future.set_result(result)
         return True
+
+
+class WorkerSlot:
+    """The hook set's current worker, if any (held apart from ``JsHooks`` so its finalizer can close it)."""
+
+    def __init__(self) -> None:
+        self.worker: WorkerProcess | None = None
+
+    def close(self) -> None:
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            worker.close()
+
+
+__all__ = ["KILL_GRACE", "EngineThread", "WorkerDied", "WorkerProcess", "WorkerSlot"]

@@ -1,17 +1,42 @@
-"""Hooks written in JavaScript, run unchanged in QuickJS-NG.
+"""Hooks written in JavaScript, run unchanged in QuickJS-NG, each hook set in its own worker process.
 
-Inside the engine a hook sees ``ctx`` (the fields of :class:`HookContext` plus ``Send /
-SendGroup / Flush`` and their lowercase aliases, each a synchronous call into Python, so a
-``Flush`` reaches the sinks while the hook still runs), ``time.Sleep(ms)``, ``console.log /
-info / warn / error / debug``, ``Date``, ``process.env`` (an empty object), the deprecated
-``new Output(ctx)`` shim, and any extra ``globals``. There is no file system and no network.
-Data crosses the boundary as JSON.
+Inside the engine a hook sees ``ctx`` (the fields of :class:`HookContext` plus ``Send / SendGroup /
+Flush`` and their lowercase aliases), ``time.Sleep(ms)``, ``console.log / info / warn / error / debug``,
+``Date``, ``process.env`` (an empty object), the deprecated ``new Output(ctx)`` shim, and any extra
+``globals``. There is no file system, no network and no environment. Data crosses as JSON.
 
-Limits, per hook call: ``time_limit`` seconds of *JavaScript* execution (time inside host calls
-such as ``time.Sleep`` or a slow ``Flush`` is not counted), ``wall_limit`` seconds overall
-(sleeps included), ``memory_limit`` bytes of JS heap and ``stack_limit`` bytes of JS stack. A
-hook that hits a limit raises a :class:`HookError` subclass naming the hook and line; the engine
-is then rebuilt from the source (so global JS state resets) and the next call works.
+**Where it runs.** The QuickJS context of a hook set lives in a worker process (``js_worker``), started
+once and reused across calls, so that *anything* a hook runs can be stopped: a native built-in that
+never yields (``Array.prototype.join.call({length: 2**53-1}, "")``) is ended by killing the process at
+its limit plus ``js_engine.KILL_GRACE`` (0.25 s), and ``interrupt()`` (Ctrl-C) kills it at once. A
+killed worker is replaced by a fresh one loaded from the source (global JS state resets, as after any
+limit), and the next call works. The worker also runs under ``RLIMIT_AS`` and ``RLIMIT_CPU``.
+
+**Sends.** ``ctx.Send`` / ``SendGroup`` check the message in the worker with the same code ``Output.send``
+runs (so a bad message still throws at the call, with Yao's text) and buffer it; the batch reaches the
+turn's Output at ``ctx.Flush()`` (which therefore reaches the view at once, while the hook runs), before
+every synchronous call into the kernel (a callable global, ``time.Sleep``), when it grows large, and at
+the end of the call. A ``Flush`` is not waited for: a sink that fails during it is thrown at the first
+``ctx.Flush()`` of the hook after the kernel reported it (at the latest, it fails the call). When a check
+depends on the kernel's state — a ``strict`` Output, a sink with its own ``check`` other than the
+``StandardAdapter``, a ``HookContext`` subclass — every Send is a synchronous round trip instead (exact,
+slower: one pipe round trip each, ~100 µs on a small VM).
+
+**Limits, per call** (and for loading the source): ``time_limit`` seconds of the call's time *outside*
+``time.Sleep`` — JavaScript and every host call (``Send``, ``Flush`` reaching a slow view, a callable
+global) count; ``wall_limit`` seconds overall, sleeps included (a ``time.Sleep`` that would end past it
+fails at once); ``memory_limit`` bytes of JS heap; ``stack_limit`` bytes of JS stack. The deadline is
+checked in every host call. **Caps, per turn** (per ``HookContext``: ``run_turn`` makes one per turn),
+on what the kernel keeps of a hook's output: :data:`MAX_OUTPUT_MESSAGES` messages,
+:data:`MAX_OUTPUT_BYTES` characters of their JSON, :data:`MAX_CONSOLE_BYTES` characters of console text,
+and :data:`MAX_SEND_BYTES` for one message (a larger one is refused at its ``Send``, catchably, as
+before). Past a cap, a limit or an interrupt the call fails — whatever the hook catches — with a
+:class:`HookError` subclass naming the hook, the line and the limit or cap; the engine is rebuilt.
+
+**A sealed bridge.** The prelude captures what it uses before hook code runs; what a hook sends or
+returns is serialized without the built-in prototypes' ``toJSON`` (see ``js_prelude.js``). Any failure
+of ours is a ``HookError`` with code ``HOOK_INTERNAL`` naming the hook, and the engine is rebuilt, so
+it never carries over to the next call.
 """
 
 from __future__ import annotations
@@ -21,15 +46,15 @@ import re
 import sys
 import threading
 import time
+import warnings
 import weakref
 from collections.abc import Callable
-from importlib import resources
 from typing import Any
 
 import orjson
-import quickjs
 
-from .hook_context import HookContext
+from ..output import Output
+from ..output.adapters import StandardAdapter
 from .errors import (
     HookError,
     HookLoadError,
@@ -39,18 +64,78 @@ from .errors import (
     HookThrewError,
     HookTimeoutError,
 )
-from .js_engine import JsEngine
-from ..output import OutputMessageError
+from .hook_context import HookContext
+from .js_engine import KILL_GRACE, EngineThread, WorkerDied, WorkerProcess, WorkerSlot
+from .js_worker import error_code, error_reply, host_error_text
 from .returns import check_result
 
 MB = 1024 * 1024
+MAX_SEND_BYTES = 8 * MB
+"""Default ``max_send_bytes``: the largest one message may be (characters of its JSON)."""
+MAX_OUTPUT_MESSAGES = 100_000
+"""Default ``max_output_messages``: messages a hook set may send in one turn (all its hook calls)."""
+MAX_OUTPUT_BYTES = 64 * MB
+"""Default ``max_output_bytes``: characters of JSON a hook set may send in one turn."""
+MAX_CONSOLE_BYTES = 4 * MB
+"""Default ``max_console_bytes``: characters of console text a hook set may write in one turn."""
+INTERNAL = "HOOK_INTERNAL"
+"""The ``code`` of a :class:`HookError` that is ours (the bridge or its process), not the hook's."""
+
 _FRAME = re.compile(r"^\s*at (?:(\S+) )?\(?<input>:(\d+)(?::(\d+))?\)?\s*$")
-_PRELUDE = resources.files(__package__).joinpath("js_prelude.js").read_text(encoding="utf-8")
-_DISCOVER = resources.files(__package__).joinpath("js_discover.js").read_text(encoding="utf-8")
+
+
+class _Turn:
+    """What one turn's hooks have sent so far (the caps are per turn)."""
+
+    __slots__ = ("ctx", "messages", "chars", "console")
+
+    def __init__(self, ctx: Any) -> None:
+        try:
+            self.ctx: Any = weakref.ref(ctx)
+        except TypeError:  # an object without weak references: compared by identity while it lives
+            self.ctx = lambda ctx=ctx: ctx
+        self.messages = self.chars = self.console = 0
+
+
+class _Call:
+    """One conversation with the worker (a call or a load): its clock and what it has seen."""
+
+    def __init__(self, hooks: JsHooks, hook: str | None, ctx: HookContext | None, turn: _Turn) -> None:
+        self.hook, self.ctx, self.turn = hook, ctx, turn
+        self.time_limit, self.wall_limit = hooks.time_limit, hooks.wall_limit
+        self.start = self.answered = time.monotonic()
+        self.slept = 0.0
+        self.late: list[str] = []
+        self.base = (turn.messages, turn.chars, turn.console)
+        self.real_messages = self.real_chars = self.real_console = 0
+        self.worker: WorkerProcess | None = None
+
+    def over(self) -> str | None:
+        now = time.monotonic()
+        if now > self.start + self.wall_limit:
+            return "wall"
+        if now - self.start - self.slept > self.time_limit:
+            return "time"
+        return None
+
+    def kill_at(self) -> float:
+        limit = min(self.start + self.time_limit + self.slept, self.start + self.wall_limit)
+        return max(limit, self.answered) + KILL_GRACE
+
+    def limit_hit(self) -> str:
+        return "wall" if time.monotonic() >= self.start + self.wall_limit else "time"
+
+
+class _Stopped(Exception):
+    """The worker was killed or died during a conversation: ``why`` is time, wall, interrupt, died or cap."""
+
+    def __init__(self, why: str, detail: str = "") -> None:
+        super().__init__(why)
+        self.why, self.detail = why, detail
 
 
 class JsHooks:
-    """Hooks defined by one JavaScript source, in one QuickJS engine."""
+    """Hooks defined by one JavaScript source, in one QuickJS engine in its own worker process."""
 
     def __init__(
         self,
@@ -60,7 +145,10 @@ class JsHooks:
         wall_limit: float = 60.0,
         memory_limit: int = 64 * MB,
         stack_limit: int = 1 * MB,
-        max_send_bytes: int = 8 * MB,
+        max_send_bytes: int = MAX_SEND_BYTES,
+        max_output_messages: int = MAX_OUTPUT_MESSAGES,
+        max_output_bytes: int = MAX_OUTPUT_BYTES,
+        max_console_bytes: int = MAX_CONSOLE_BYTES,
         globals: dict[str, Any] | None = None,  # noqa: A002 - the brief's name
         sleep: Callable[[float], None] | None = None,
         echo_console: bool = False,
@@ -68,30 +156,48 @@ class JsHooks:
         if not isinstance(source, str):
             raise TypeError(f"hooks_from_js(source): expected a string, got {type(source).__name__}")
         self.source = source
-        self.time_limit = time_limit
-        self.wall_limit = wall_limit
-        self.max_send_bytes = max_send_bytes
+        self.time_limit = float(time_limit)
+        self.wall_limit = float(wall_limit)
+        self.memory_limit = int(memory_limit)
+        self.stack_limit = int(stack_limit)
+        self.max_send_bytes = int(max_send_bytes)
+        self.max_output_messages = int(max_output_messages)
+        self.max_output_bytes = int(max_output_bytes)
+        self.max_console_bytes = int(max_console_bytes)
         self.echo_console = echo_console
         self._sleep = sleep or time.sleep
         self._globals = dict(globals or {})
         for name in self._globals:
             if not re.fullmatch(r"[A-Za-z_$][\w$]*", name):
                 raise ValueError(f"hooks_from_js(globals=…): {name!r} is not a JavaScript identifier")
-        self._engine = JsEngine(memory_limit=memory_limit, stack_limit=stack_limit)
+        self._global_specs = {name: None if callable(value) else orjson.dumps(value).decode()
+                              for name, value in self._globals.items()}
+        self._engine = EngineThread()
+        self._slot = WorkerSlot()
         self._lock = threading.Lock()
+        self._active_lock = threading.Lock()
+        self._active: WorkerProcess | None = None  # the worker of the call running now (interrupt() kills it)
+        self._interrupted = False
         self._console: list[dict] = []
         self._wake = threading.Event()  # set by interrupt(): ends a time.Sleep at once
-        self._current: tuple[str, HookContext] | None = None
+        self._turn: _Turn | None = None
         self.names: frozenset[str] = frozenset()
         self.lines: dict[str, int] = {}  # hook name -> line of its definition
         self._sources: dict[str, str] = {}  # hook name -> its function's source text
         self.rebuilds = 0  # times the engine was rebuilt after a limit was hit
         try:
-            self._engine.run(self._load)
+            self._engine.run(self._first_load)
         except BaseException:
-            self._engine.close()
+            self._slot.close()  # a KeyboardInterrupt while loading: the worker is stopped at once
+            self._engine.close(self._slot.close)
             raise
-        weakref.finalize(self, self._engine.close)  # the engine holds no reference back to self
+        weakref.finalize(self, _finalize, self._engine, self._slot)  # neither holds a reference back to self
+
+    @property
+    def worker_pid(self) -> int | None:
+        """The pid of the worker process running this hook set's engine (``None`` while there is none)."""
+        worker = self._slot.worker
+        return None if worker is None or worker.killed else worker.pid
 
     # -- the Hooks protocol -------------------------------------------------------------------
 
@@ -104,42 +210,99 @@ class JsHooks:
         return lines
 
     def interrupt(self) -> None:
-        """(Any thread; the runner calls it on Ctrl-C.) Stop the running hook: a ``time.Sleep`` returns at
-        once and the script stops at its next instruction with a :class:`HookTimeoutError`."""
-        self._engine.budget.interrupt()
+        """(Any thread; the runner calls it on Ctrl-C.) Stop the running hook at once: its worker process
+        is killed (a ``time.Sleep`` in the kernel is woken) and the call fails with a
+        :class:`HookTimeoutError`; a fresh engine serves the next call. Does nothing between calls."""
         self._wake.set()
+        with self._active_lock:
+            if self._active is not None:
+                self._interrupted = True
+                self._active.kill()
 
     def close(self) -> None:
-        """Stop the engine thread. The hooks cannot be called afterwards."""
-        self._engine.close()
+        """Stop the engine (its thread and its process). The hooks cannot be called afterwards."""
+        self._engine.close(self._slot.close)
 
-    # -- engine thread ----------------------------------------------------------------------
+    # -- engine thread: loading ---------------------------------------------------------------
 
-    def _load(self) -> None:
-        context = self._engine.new_context()
-        context.add_callable("__agentctx_host", _weak_host(weakref.ref(self)))
-        self._eval_armed(context, _PRELUDE, "prelude")
-        for name, value in self._globals.items():
-            if callable(value):
-                context.get("__agentctx_define_global")(name)
-            else:
-                context.set(name, context.parse_json(orjson.dumps(value).decode()))
-        self._eval_armed(context, self.source, None)
-        names = orjson.loads(self._eval_armed(context, _DISCOVER, "discover"))
+    def _first_load(self) -> None:
+        loaded = self._start_worker()
+        names = loaded["names"]
         self.names = frozenset(names)
-        source_of = context.get("__agentctx_source_of")
-        self._sources = {name: source_of(name) for name in names}
+        self._sources = dict(loaded["sources"])
         self.lines = {name: _line_in(self.source, text) for name, text in self._sources.items()}
-        self._engine.call_fn = context.get("__agentctx_call")
+        if not loaded.get("interrupt_handler", True):
+            warnings.warn("agentctx_widgets: cannot install the QuickJS interrupt handler on this quickjs build; "
+                          "a JavaScript hook past its limits is stopped by killing its process",
+                          RuntimeWarning, stacklevel=4)
 
-    def _eval_armed(self, context: Any, code: str, what: str | None) -> Any:
-        self._engine.budget.arm(self.time_limit, self.wall_limit)
+    def _start_worker(self) -> dict:
+        """A fresh worker with the source loaded (in the slot); raises HookLoadError."""
+        self._slot.close()
         try:
-            return context.eval(code)
-        except quickjs.JSException as error:
-            raise _load_error(str(error), self._engine.budget.tripped, what) from None
-        finally:
-            self._engine.budget.disarm()
+            worker = WorkerProcess(memory_limit=self.memory_limit, stack_limit=self.stack_limit)
+        except OSError as error:
+            raise HookLoadError(f"could not start the JavaScript engine's process: {error}", code=INTERNAL) from None
+        self._slot.worker = worker
+        request = {
+            "source": self.source, "globals": self._global_specs, "time_limit": self.time_limit,
+            "wall_limit": self.wall_limit, "max_send_bytes": self.max_send_bytes,
+            "caps": self._caps_left(_Turn(self)),
+        }
+        call = _Call(self, None, None, _Turn(self))
+        try:
+            result, _ = self._converse(worker, b"L" + orjson.dumps(request), call)
+        except _Overrun:
+            self._slot.close()
+            raise HookLoadError("the top-level code ran past the time limit in code that does not yield (a "
+                                "built-in on a huge array-like?); its engine process was stopped",
+                                code="HOOK_TIMEOUT") from None
+        except WorkerDied as died:
+            self._slot.close()
+            raise HookLoadError(f"its JavaScript engine process ended while loading the source ({died})",
+                                code=INTERNAL) from None
+        except Exception as error:
+            self._slot.close()
+            raise HookLoadError(f"internal error in the JavaScript bridge while loading: {type(error).__name__}: "
+                                f"{error}", code=INTERNAL) from None
+        tripped = result.get("tripped")
+        if "load_error" in result or tripped is not None:
+            self._slot.close()
+            problem = result.get("load_error") or {}
+            raise _load_error(problem.get("text", ""), tripped, problem.get("phase", "source"),
+                              bool(problem.get("internal")))
+        return result["loaded"]
+
+    def _ready_worker(self) -> WorkerProcess:
+        worker = self._slot.worker
+        if worker is None or worker.killed:
+            self._start_worker()
+            worker = self._slot.worker
+        assert worker is not None
+        return worker
+
+    def _replace_worker(self, worker: WorkerProcess | None) -> None:
+        """After a limit, a kill or an internal failure: drop ``worker``; a fresh one is loaded right after
+        this call (on the engine thread, before the next call). Once per worker."""
+        if worker is None or self._slot.worker is not worker:
+            if worker is not None:
+                worker.close()
+            return
+        self.rebuilds += 1
+        self._slot.close()
+        try:
+            self._engine.submit(self._rebuild_quietly)
+        except RuntimeError:  # closed
+            pass
+
+    def _rebuild_quietly(self) -> None:
+        if self._slot.worker is None:
+            try:
+                self._start_worker()
+            except HookError:
+                pass  # the next call tries again and reports it
+
+    # -- engine thread: a call ----------------------------------------------------------------
 
     def _call_locked(self, name: str, ctx: HookContext, args: tuple) -> dict | None:
         with self._lock:
@@ -148,89 +311,227 @@ class JsHooks:
     def _call(self, name: str, ctx: HookContext, args: tuple) -> dict | None:
         if name not in self.names:
             raise KeyError(f"the JavaScript source defines no {name} hook (it defines {sorted(self.names)})")
-        payload = orjson.dumps([ctx.to_json(), *args], default=_json_default).decode()
-        self._current = (name, ctx)
-        self._wake.clear()
-        self._engine.budget.arm(self.time_limit, self.wall_limit)
+        payload = orjson.dumps([ctx.to_json(), *args], default=_json_default)
         try:
-            envelope = self._engine.call_fn(name, payload)
-        except (quickjs.JSException, quickjs.StackOverflow) as error:
-            tripped = self._engine.budget.tripped
-            failure = self._engine_failure(name, str(error), tripped)
-            self._rebuild()
-            raise failure from None
+            worker = self._ready_worker()
+        except HookLoadError as error:
+            raise HookLoadError(f"its engine could not be rebuilt: {error.detail}", hook=name, line=error.line,
+                                code=error.code) from None
+        turn = self._turn_of(ctx)
+        sync, checks = _send_mode(ctx)
+        header = {"name": name, "sync": sync, "checks": checks, "caps": self._caps_left(turn)}
+        call = _Call(self, name, ctx, turn)
+        call.worker = worker
+        self._wake.clear()
+        with self._active_lock:
+            self._active, self._interrupted = worker, False
+        try:
+            result, extra = self._converse(worker, b"C" + orjson.dumps(header) + b"\n" + payload, call)
+        except _Overrun as over:
+            worker.kill()
+            raise self._stopped(name, call, over.why, over.detail) from None
+        except WorkerDied as died:
+            raise self._stopped(name, call, "interrupt" if self._interrupted else "died", str(died)) from None
+        except Exception as error:  # ours: a frame we could not read, a bug
+            worker.kill()
+            self._replace_worker(call.worker)
+            raise self._internal(name, f"{type(error).__name__}: {error}") from None
         finally:
-            self._engine.budget.disarm()
-            self._current = None
-        reply = orjson.loads(envelope)
+            with self._active_lock:
+                self._active = None
+        if worker.killed:  # an interrupt that came as the call ended: its result stands, the engine is new
+            self._replace_worker(call.worker)
+        return self._outcome(name, call, result, extra)
+
+    def _stopped(self, name: str, call: _Call, why: str, detail: str) -> HookError:
+        self._replace_worker(call.worker)
+        line = self._running_line(name, None)
+        if why == "interrupt":
+            return HookTimeoutError("was interrupted (the turn was stopped)", hook=name, line=line)
+        if why == "cap":
+            return HookMemoryError(detail, hook=name, line=line)
+        if why in ("time", "wall"):
+            limit = (f"its {self.time_limit} s time limit" if why == "time"
+                     else f"its {self.wall_limit} s wall-clock limit")
+            if detail == "sending":
+                return HookTimeoutError(f"ran longer than {limit} while the kernel applied what it sent (its engine "
+                                        "process was stopped)", hook=name, line=line)
+            return HookTimeoutError(f"ran longer than {limit} in code that does not yield (a built-in on a huge "
+                                    "array-like?); its engine process was stopped", hook=name, line=line)
+        return HookError(f"its JavaScript engine process ended unexpectedly ({detail}); a new one serves the "
+                         "next call", hook=name, line=line, code=INTERNAL)
+
+    def _outcome(self, name: str, call: _Call, result: dict, extra: bytes) -> dict | None:
+        tripped = result.get("tripped")
+        if tripped is not None:
+            self._replace_worker(call.worker)
+            raise self._tripped(name, tripped, result)
+        if "engine" in result:
+            self._replace_worker(call.worker)
+            if result.get("stack_overflow"):
+                raise _stack_overflow(self, name, self._running_line(name, _user_line(result["engine"])),
+                                      stack=result["engine"])
+            raise self._engine_failure(name, result["engine"], None)
+        if "internal" in result:
+            self._replace_worker(call.worker)
+            raise self._internal(name, result["internal"])
+        try:
+            reply = orjson.loads(extra)
+            if not isinstance(reply, dict) or "ok" not in reply and "internal" not in reply:
+                raise ValueError(f"the envelope is {extra[:80]!r}")
+        except ValueError as error:
+            self._replace_worker(call.worker)
+            raise self._internal(name, f"an unreadable result ({error})") from None
+        if "internal" in reply:
+            self._replace_worker(call.worker)
+            raise self._internal(name, str(reply["internal"]))
+        late = call.late[int(result.get("notices", 0)):]
         if reply["ok"]:
+            if late:
+                raise HookThrewError(f"Error: {late[0]}", hook=name, line=self.lines.get(name), name="Error")
             return check_result(name, reply.get("value"), line=self.lines.get(name))
         if "badReturn" in reply:
             raise HookReturnError(f"returned {reply['badReturn']}", hook=name, line=self.lines.get(name))
         failure = self._thrown(name, reply["thrown"])
         if isinstance(failure, (HookStackOverflowError, HookMemoryError)):
-            self._rebuild()
+            self._replace_worker(call.worker)
         raise failure
 
-    def _rebuild(self) -> None:
-        self.rebuilds += 1
-        self._engine._release()
-        self._load()
+    def _tripped(self, name: str, tripped: dict, result: dict) -> HookError:
+        """The worker stopped the call itself: a limit, a cap, or a failure of ours in a host call."""
+        kind = tripped.get("kind")
+        stack = result.get("abort_stack") or ""
+        engine = result.get("engine") or ""
+        line = _user_line(stack) if stack else None
+        if line is None:
+            line = self._running_line(name, _user_line(engine))
+        if kind == "cap":
+            return HookMemoryError(str(tripped.get("message")), hook=name, line=line, stack=stack or engine)
+        if kind == "internal":
+            return self._internal(name, str(tripped.get("message")), line=line)
+        if kind == "wall" and tripped.get("message"):
+            return HookTimeoutError(str(tripped["message"]), hook=name, line=line, stack=stack or engine)
+        return self._engine_failure(name, engine or stack, kind, line=line)
 
-    def _host(self, name: str, args_json: str) -> str:
-        """Every call from JavaScript into Python. It must never raise (the binding would be left
-        with a pending Python exception), so failures go back as ``{"error"}`` and JS throws."""
-        budget = self._engine.budget
-        budget.pause()
+    def _internal(self, name: str | None, detail: str, line: int | None = None) -> HookError:
+        return HookError(f"internal error in the JavaScript bridge (ours, not the hook's): {detail}; the engine "
+                         "was restarted", hook=name, line=line, code=INTERNAL)
+
+    # -- engine thread: talking to the worker -------------------------------------------------
+
+    def _converse(self, worker: WorkerProcess, request: bytes, call: _Call) -> tuple[dict, bytes]:
+        """Send ``request``; serve the worker's frames (sends, console, ops) until its result."""
+        worker.send(request)
+        while True:
+            body = worker.recv(max(call.kill_at() - time.monotonic(), 0.0))
+            if body is None:
+                raise _Overrun(call.limit_hit())
+            if body[:1] != b"F":
+                raise ValueError(f"an unknown frame {body[:1]!r}")
+            head_bytes, items, extra = body[1:].split(b"\n", 2)
+            head = orjson.loads(head_bytes)
+            self._absorb(worker, call, head, items)
+            op = head.get("op")
+            if op is not None:
+                answer = self._answer(call, op, extra)
+                call.answered = time.monotonic()
+                worker.send(answer)
+            if "result" in head:
+                return head["result"], extra
+
+    def _absorb(self, worker: WorkerProcess, call: _Call, head: dict, items: bytes) -> None:
+        """Apply a frame's console lines and batch of sends (and its flush) to the turn."""
+        for level, text in head.get("console", ()):
+            call.real_console += len(text)
+            self._record_console(call.hook, level, text)
+        if items != b"[]":
+            batch = orjson.loads(items)
+            call.real_messages += len(batch)
+            call.real_chars += len(items)
+            ctx = call.ctx
+            if ctx is None:
+                raise ValueError("sends outside a call")
+            for index, (kind, message) in enumerate(batch):
+                try:
+                    if kind == "s":
+                        ctx.Send(message)
+                    else:
+                        ctx.SendGroup(message)
+                except Exception as error:  # noqa: BLE001 - the worker checked it: reported late, at the next Flush
+                    self._late(worker, call, host_error_text("send" if kind == "s" else "send_group", error))
+                if index & 255 == 255 and time.monotonic() > call.kill_at():
+                    raise _Overrun(call.limit_hit(), "sending")
+        if head.get("flush") and call.ctx is not None:
+            try:
+                call.ctx.Flush()
+            except Exception as error:  # noqa: BLE001 - a sink failed: thrown at the hook's next Flush
+                self._late(worker, call, host_error_text("flush", error))
+        turn, (messages, chars, console) = call.turn, call.base
+        turn.messages = messages + int(head.get("sent", 0))
+        turn.chars = chars + int(head.get("chars", 0))
+        turn.console = console + int(head.get("console_chars", 0))
+        # a backstop on what really arrived (the worker stops a hook at the caps itself)
+        if messages + call.real_messages > self.max_output_messages:
+            raise _Overrun("cap", self._cap_texts()["messages_text"])
+        if chars + call.real_chars > 2 * self.max_output_bytes + 65536:
+            raise _Overrun("cap", self._cap_texts()["chars_text"])
+        if console + call.real_console > self.max_console_bytes:
+            raise _Overrun("cap", self._cap_texts()["console_text"])
+
+    def _late(self, worker: WorkerProcess, call: _Call, text: str) -> None:
+        call.late.append(text)
         try:
-            call = _HOST_CALLS.get(name)
-            if call is None:
-                raise KeyError(f"no host call {name!r}")
-            if name in _SEND_CALLS and len(args_json) > self.max_send_bytes:
-                raise ValueError(f"the message is {len(args_json):,} bytes of JSON, over the "
-                                 f"{self.max_send_bytes:,}-byte limit (max_send_bytes)")
-            return orjson.dumps({"value": call(self, orjson.loads(args_json))}).decode()
-        except Exception as error:  # noqa: BLE001 - reported to JavaScript, which throws
-            reply: dict[str, str] = {"message": _host_error_text(name, error)}
-            if name == "global":
-                reply["name"] = type(error).__name__
-            return orjson.dumps({"error": reply}).decode()
-        finally:
-            budget.resume()
+            worker.send(b"N" + text.encode())
+        except WorkerDied:
+            pass
 
-    def _ctx(self) -> HookContext:
-        if self._current is None:
-            raise RuntimeError("ctx is only usable while a hook runs")
-        return self._current[1]
-
-    def _host_console(self, args: list) -> None:
-        self._record_console(self._current[0] if self._current else None, args[0], args[1])
-
-    def _host_sleep(self, args: list) -> None:
-        self._sleep_ms(args[0])
-
-    def _host_global(self, args: list) -> Any:
-        return self._globals[args[0]](*args[1])
-
-    def _host_send(self, args: list) -> None:
-        self._ctx().Send(args[0])
-
-    def _host_send_group(self, args: list) -> None:
-        self._ctx().SendGroup(args[0])
-
-    def _host_flush(self, args: list) -> None:
-        self._ctx().Flush()
-
-    def _sleep_ms(self, ms: Any) -> None:
-        if not isinstance(ms, (int, float)) or ms != ms or ms < 0:
-            raise ValueError(f"expected a number of milliseconds ≥ 0, got {ms!r}")
-        # Sleep at most until the wall-clock limit; the interrupt handler then stops the hook at
-        # its next JavaScript instruction (an uncatchable HookTimeoutError, not a JS exception).
-        seconds = min(ms / 1000, max(self._engine.budget.wall_left(), 0.0))
-        if self._sleep is time.sleep:
-            self._wake.wait(seconds)  # an interrupt ends the sleep at once
-        else:
-            self._sleep(seconds)
+    def _answer(self, call: _Call, op: dict, extra: bytes) -> bytes:
+        """The reply to a synchronous host call (the deadline is checked first)."""
+        over = call.over()
+        if over is not None:
+            return b"A" + orjson.dumps({"kind": over})
+        kind = op.get("op")
+        if kind == "global":
+            name, args = orjson.loads(extra)
+            try:
+                value = self._globals[name](*args)
+                return b"R" if value is None else b"R" + orjson.dumps([0, value])
+            except Exception as error:  # noqa: BLE001 - thrown in JavaScript, with the Python class's name
+                return b"R" + error_reply(host_error_text("global", error), type(error).__name__).encode()
+        if kind == "sleep":
+            seconds = float(op["seconds"])
+            left = call.start + call.wall_limit - time.monotonic()
+            if seconds > left:
+                return b"A" + orjson.dumps({"kind": "wall", "message": (
+                    f"time.Sleep({seconds * 1000:g}) would end past its {self.wall_limit} s wall-clock limit "
+                    f"({max(left, 0):.2f} s left)")})
+            started = time.monotonic()
+            try:
+                if self._sleep is time.sleep:
+                    self._wake.wait(seconds)  # an interrupt ends the sleep at once
+                else:
+                    self._sleep(seconds)
+            except Exception as error:  # noqa: BLE001 - a replacement sleep that failed: thrown in JavaScript
+                return b"R" + error_reply(host_error_text("sleep", error)).encode()
+            finally:
+                call.slept += time.monotonic() - started
+            return b"R"
+        ctx = call.ctx
+        if kind in ("send", "send_group", "flush"):
+            try:
+                if ctx is None:
+                    raise RuntimeError("ctx is only usable while a hook runs")
+                if kind == "flush":
+                    ctx.Flush()
+                else:
+                    message = orjson.loads(extra)[0]
+                    (ctx.Send if kind == "send" else ctx.SendGroup)(message)
+                    call.real_messages += 1
+                    call.real_chars += len(extra)
+            except Exception as error:  # noqa: BLE001 - thrown in JavaScript at the call
+                return b"R" + error_reply(host_error_text(kind, error), code=error_code(error)).encode()
+            return b"R"
+        return b"R" + error_reply(f"no host call {kind!r}").encode()
 
     def _record_console(self, hook: str | None, level: str, text: str) -> None:
         line = {"level": level, "hook": hook, "text": text}
@@ -238,12 +539,35 @@ class JsHooks:
         if self.echo_console:
             print(f"[{hook or 'js'}] console.{level}: {text}", file=sys.stderr)
 
+    # -- caps ----------------------------------------------------------------------------------
+
+    def _turn_of(self, ctx: Any) -> _Turn:
+        turn = self._turn
+        if turn is None or turn.ctx() is not ctx:
+            self._turn = turn = _Turn(ctx)
+        return turn
+
+    def _cap_texts(self) -> dict[str, str]:
+        return {
+            "messages_text": f"sent more than {self.max_output_messages:,} output messages in one turn "
+                             "(the max_output_messages cap)",
+            "chars_text": f"sent more than {self.max_output_bytes:,} bytes of output messages in one turn "
+                          "(the max_output_bytes cap)",
+            "console_text": f"wrote more than {self.max_console_bytes:,} bytes to the console in one turn "
+                            "(the max_console_bytes cap)",
+        }
+
+    def _caps_left(self, turn: _Turn) -> dict:
+        return {"messages": self.max_output_messages - turn.messages, "chars": self.max_output_bytes - turn.chars,
+                "console": self.max_console_bytes - turn.console, **self._cap_texts()}
+
     # -- turning engine failures into HookErrors --------------------------------------------
 
-    def _engine_failure(self, hook: str, text: str, tripped: str | None) -> HookError:
-        """An exception the engine raised (a limit, the interrupt): the first matching row of
+    def _engine_failure(self, hook: str, text: str, tripped: str | None, line: int | None = None) -> HookError:
+        """An exception the engine raised (a limit, out of memory, the stack): the first matching row of
         :data:`_ENGINE_FAILURES` decides the error."""
-        line = self._running_line(hook, _user_line(text))
+        if line is None:
+            line = self._running_line(hook, _user_line(text))
         first = text.split("\n", 1)[0]
         for matches, build in _ENGINE_FAILURES:
             if matches(tripped, first):
@@ -296,6 +620,15 @@ class JsHooks:
         return loop or line
 
 
+class _Overrun(Exception):
+    """A conversation went past its limits (``why``: time, wall) or a cap (``cap``) without the worker
+    stopping it: the worker is killed."""
+
+    def __init__(self, why: str, detail: str = "") -> None:
+        super().__init__(why)
+        self.why, self.detail = why, detail
+
+
 _LOOP = re.compile(r"\b(?:while|for|do)\b")
 
 
@@ -305,8 +638,7 @@ _ENGINE_FAILURES: list[tuple[Callable[[str | None, str], bool], Callable[..., Ho
                                                            hook=hook, line=line, stack=text)),
     (lambda tripped, first: tripped == "time",
      lambda self, hook, line, text, first: HookTimeoutError(
-         f"ran longer than its {self.time_limit} s time limit (JavaScript time; an endless loop?)",
-         hook=hook, line=line, stack=text)),
+         f"ran longer than its {self.time_limit} s time limit (an endless loop?)", hook=hook, line=line, stack=text)),
     (lambda tripped, first: tripped == "wall",
      lambda self, hook, line, text, first: HookTimeoutError(
          f"ran longer than its {self.wall_limit} s wall-clock limit", hook=hook, line=line, stack=text)),
@@ -328,46 +660,37 @@ _THROWN_ERRORS: list[tuple[Callable[[str], bool], Callable[..., HookError]]] = [
 
 def _stack_overflow(hooks: JsHooks, hook: str, line: int | None, **details: Any) -> HookStackOverflowError:
     return HookStackOverflowError(
-        f"exceeded the {hooks._engine.stack_limit:,}-byte stack limit (runaway recursion?)", hook=hook, line=line, **details)
+        f"exceeded the {hooks.stack_limit:,}-byte stack limit (runaway recursion?)", hook=hook, line=line, **details)
 
 
 def _out_of_memory(hooks: JsHooks, hook: str, line: int | None, **details: Any) -> HookMemoryError:
-    return HookMemoryError(f"ran out of its {hooks._engine.memory_limit:,}-byte memory limit", hook=hook, line=line,
+    return HookMemoryError(f"ran out of its {hooks.memory_limit:,}-byte memory limit", hook=hook, line=line,
                            **details)
 
 
-_HOST_CALLS: dict[str, Callable[[JsHooks, list], Any]] = {
-    "console": JsHooks._host_console,
-    "sleep": JsHooks._host_sleep,
-    "global": JsHooks._host_global,
-    "send": JsHooks._host_send,
-    "send_group": JsHooks._host_send_group,
-    "flush": JsHooks._host_flush,
-}
-"""What JavaScript may call in Python (the prelude's ``__agentctx_hostcall(name, args)``)."""
-_SEND_CALLS = frozenset({"send", "send_group"})
-
-_HOST_LABELS = {"send": "ctx.Send", "send_group": "ctx.SendGroup", "flush": "ctx.Flush", "sleep": "time.Sleep",
-                "console": "console", "global": "host function"}
-_YAO_PREFIXES = {"send": ("invalid message: ", "Send failed: "), "send_group": ("invalid group: ", "SendGroup failed: ")}
-"""Yao's wording (agent/context/jsapi.go:177-211): a message Yao cannot parse is ``invalid message: …``;
-one that its writer refuses (a standard client's image without a url) is ``Send failed: …``."""
+def _finalize(engine: EngineThread, slot: WorkerSlot) -> None:
+    """A dropped (or, at exit, a still living) hook set: its worker is killed now, its thread ends."""
+    slot.close()
+    engine.close(slot.close)
 
 
-def _host_error_text(name: str, error: Exception) -> str:
-    """The JavaScript error message for a failed host call: Yao's text first, then our detail."""
-    text = str(error)
-    prefixes = _YAO_PREFIXES.get(name)
-    if prefixes is None:
-        return f"{_HOST_LABELS.get(name, name)}: {text}"
-    invalid, failed = prefixes
-    if text.startswith(("invalid message: ", "invalid group: ", "Send failed: ", "SendGroup failed: ")):
-        if name == "send_group":
-            text = text.replace("invalid message: ", invalid, 1).replace("Send failed: ", failed, 1)
-        return text
-    if isinstance(error, OutputMessageError):
-        return invalid + text
-    return failed + text
+def _send_mode(ctx: Any) -> tuple[bool, list[dict]]:
+    """(sync, checks): whether every Send must be a round trip to the kernel, and the client checks the
+    worker runs itself. Batched sends need checks that depend on the message alone: a plain
+    ``HookContext`` on a non-strict ``Output`` whose only checking sink is a ``StandardAdapter``."""
+    if type(ctx) is not HookContext:
+        return True, []
+    output = ctx.output
+    if output is None or type(output) is not Output or output.strict:
+        return True, []
+    checks = []
+    for sink in output.sinks:
+        if callable(getattr(sink, "check", None)) or callable(getattr(sink, "check_group", None)):
+            if type(sink) is not StandardAdapter:
+                return True, []
+            config = sink.config
+            checks.append({"base_url": config.base_url, "locale": config.locale, "reasoning": config.reasoning})
+    return False, checks
 
 
 def hooks_from_js(
@@ -377,18 +700,23 @@ def hooks_from_js(
     wall_limit: float = 60.0,
     memory_limit: int = 64 * MB,
     stack_limit: int = 1 * MB,
-    max_send_bytes: int = 8 * MB,
+    max_send_bytes: int = MAX_SEND_BYTES,
+    max_output_messages: int = MAX_OUTPUT_MESSAGES,
+    max_output_bytes: int = MAX_OUTPUT_BYTES,
+    max_console_bytes: int = MAX_CONSOLE_BYTES,
     globals: dict[str, Any] | None = None,  # noqa: A002
     sleep: Callable[[float], None] | None = None,
     echo_console: bool = False,
 ) -> JsHooks:
     """Load hooks from JavaScript source (the seed's ``function Create(ctx, messages) {…}``).
 
-    ``globals`` adds names to the engine: a Python callable becomes a JS function (arguments
-    and result cross as JSON), any other value is set as JSON data. ``sleep`` replaces the
-    ``time.sleep`` behind ``time.Sleep`` (tests record instead of sleeping). Console lines are
-    collected into ``TurnResult.console``; ``echo_console=True`` also prints them to stderr.
-    Raises :class:`HookLoadError` for a syntax error or a top-level throw.
+    ``globals`` adds names to the engine: a Python callable becomes a JS function (arguments and result
+    cross as JSON; it runs in the kernel, synchronously), any other value is set as JSON data. ``sleep``
+    replaces the ``time.sleep`` behind ``time.Sleep`` (tests record instead of sleeping). Console lines
+    are collected into ``TurnResult.console``; ``echo_console=True`` also prints them to stderr. Limits
+    and caps: see the module docstring (``max_output_messages`` / ``max_output_bytes`` /
+    ``max_console_bytes`` are per turn). Raises :class:`HookLoadError` for a syntax error, a top-level
+    throw, or top-level code past the limits.
     """
     return JsHooks(
         source,
@@ -397,23 +725,13 @@ def hooks_from_js(
         memory_limit=memory_limit,
         stack_limit=stack_limit,
         max_send_bytes=max_send_bytes,
+        max_output_messages=max_output_messages,
+        max_output_bytes=max_output_bytes,
+        max_console_bytes=max_console_bytes,
         globals=globals,
         sleep=sleep,
         echo_console=echo_console,
     )
-
-
-def _weak_host(ref: weakref.ref) -> Callable[[str, str], str]:
-    """The host callable, holding the hooks weakly so they can be freed (and their engine closed)
-    as soon as the caller drops them."""
-
-    def host(name: str, args_json: str) -> str:
-        hooks = ref()
-        if hooks is None:
-            return '{"error": {"message": "these hooks were closed", "name": "Error"}}'
-        return hooks._host(name, args_json)
-
-    return host
 
 
 def _user_line(stack: str) -> int | None:
@@ -430,12 +748,23 @@ def _line_in(source: str, function_text: str) -> int | None:
     return source.count("\n", 0, at) + 1 if at >= 0 else None
 
 
-def _load_error(text: str, tripped: str | None, what: str | None) -> HookLoadError:
+def _load_error(text: str, tripped: dict | None, phase: str, internal: bool = False) -> HookLoadError:
     first = text.split("\n", 1)[0]
-    if what is not None:
-        return HookLoadError(f"the {what} failed: {first}")
+    if internal:
+        return HookLoadError(f"internal error in the JavaScript bridge while loading ({phase}): {first}", code=INTERNAL)
+    kind = (tripped or {}).get("kind")
+    if kind == "internal":
+        return HookLoadError(f"internal error in the JavaScript bridge while loading: {tripped.get('message')}",
+                             code=INTERNAL)
+    if phase in ("prelude", "discover") and kind is None:
+        return HookLoadError(f"the {phase} failed: {first}")
     line = _user_line(text)
-    if tripped:
+    if kind == "cap":
+        return HookLoadError(f"the top-level code {tripped['message']}", line=line, code="HOOK_MEMORY")
+    if kind == "wall" and tripped.get("message"):
+        return HookLoadError(f"the top-level code ran past the wall-clock limit: {tripped['message']}", line=line,
+                             code="HOOK_TIMEOUT")
+    if kind is not None:
         return HookLoadError("the top-level code ran past the time limit", line=line, code="HOOK_TIMEOUT")
     return HookLoadError(f"could not load the source: {first}", line=line)
 
@@ -446,4 +775,5 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"cannot pass {type(value).__name__} to a JavaScript hook as JSON: {value!r:.80}")
 
 
-__all__ = ["JsHooks", "hooks_from_js"]
+__all__ = ["MAX_CONSOLE_BYTES", "MAX_OUTPUT_BYTES", "MAX_OUTPUT_MESSAGES", "MAX_SEND_BYTES", "JsHooks",
+           "hooks_from_js"]

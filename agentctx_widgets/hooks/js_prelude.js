@@ -1,35 +1,145 @@
-// agentctx-widgets: the host environment a JavaScript hook runs in (evaluated before the hook
-// source). Everything private is named __agentctx_* so error stacks can skip these frames, and the
-// built-ins we rely on are captured first: the seed's own `function Error(ctx, messages, error)`
-// replaces the global Error.
+// agentctx-widgets: the host environment a JavaScript hook runs in (evaluated before the hook source).
+//
+// A sealed bridge: everything this file needs is captured before any hook code runs, so a hook that
+// replaces `JSON`, `Error`, `Array`, `Reflect`, `Function.prototype.apply` or any built-in method changes
+// nothing here. Its completion value is a function that hands the bridge's entry points to Python (no
+// global names: a hook cannot reach or replace them). What a hook sends is serialized by the captured
+// JSON.stringify with the built-in prototypes' `toJSON` hidden (a hook that sets
+// `Object.prototype.toJSON` sees it in its own code, never in what it sends; a Date still sends its ISO
+// text), and every envelope back to Python is built from strings, so no hook can break the protocol.
+// Private stack frames are named __agentctx_* so error stacks can skip them. The seed's own
+// `function Error(ctx, messages, error)` replaces the global Error: the built-in is kept here.
 (function () {
+  "use strict";
   const G = globalThis;
-  const _Error = Error, _JSON = JSON, _String = String, _Object = Object, _Promise = Promise, _Array = Array;
+  const _Error = Error, _String = String;
+  const _ErrorPrototype = Error.prototype, _PromisePrototype = Promise.prototype, _DatePrototype = Date.prototype;
+  const _StringPrototype = String.prototype;
+  const _stringify = JSON.stringify, _parse = JSON.parse;
+  const _isArray = Array.isArray, _defineProperty = Object.defineProperty, _getPrototypeOf = Object.getPrototypeOf;
+  const _getOwnPropertyNames = Object.getOwnPropertyNames, _getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+  const _values = Object.values, _freeze = Object.freeze;
+  const _apply = Reflect.apply;
+  const _fnToString = Function.prototype.toString;
+  const _dateGetTime = Date.prototype.getTime, _dateToISOString = Date.prototype.toISOString;
   const host = G.__agentctx_host;
   delete G.__agentctx_host;
-  _Object.defineProperty(G, "__agentctx_builtin_Error", { value: _Error });
 
-  function __agentctx_hostcall(name, args) {
-    const reply = _JSON.parse(host(name, _JSON.stringify(args)));
-    if (reply.error) {
-      const error = new _Error(reply.error.message); // ctx.* throw plain Errors, as Yao does
-      if (reply.error.name) error.name = reply.error.name; // a host function's own exception class
-      throw error;
+  function __agentctx_inherits(value, proto) {
+    // `value instanceof C` without C[Symbol.hasInstance] or C.prototype, which a hook can replace
+    if (value === null || (typeof value !== "object" && typeof value !== "function")) return false;
+    let p = _getPrototypeOf(value);
+    for (let depth = 0; p !== null && depth < 10000; depth++) {
+      if (p === proto) return true;
+      p = _getPrototypeOf(p);
     }
-    return reply.value === null ? undefined : reply.value;
+    return false;
+  }
+
+  // -- the sealed serializer ------------------------------------------------------------------------
+  let sealed = false; // true while the bridge serializes: the built-in prototypes then have no toJSON
+  function __agentctx_date_toJSON() {
+    try {
+      const time = _apply(_dateGetTime, this, []);
+      return time === time ? _apply(_dateToISOString, this, []) : null;
+    } catch (error) {
+      return null;
+    }
+  }
+  function __agentctx_guard(proto) {
+    const own = _getOwnPropertyDescriptor(proto, "toJSON");
+    if (own !== undefined && !own.configurable) return;
+    let shadow = own === undefined ? undefined : own.value;
+    const inBridge = proto === _DatePrototype ? __agentctx_date_toJSON : undefined;
+    _defineProperty(proto, "toJSON", {
+      __proto__: null, // every descriptor here: a hook's getters on Object.prototype are not read
+      configurable: false,
+      enumerable: false,
+      get: function __agentctx_toJSON_get() { return sealed ? inBridge : shadow; },
+      set: function __agentctx_toJSON_set(value) {
+        if (this === proto) { shadow = value; return; }
+        if (this === null || (typeof this !== "object" && typeof this !== "function")) return;
+        _defineProperty(this, "toJSON", { __proto__: null, value: value, writable: true, enumerable: true, configurable: true });
+      },
+    });
+  }
+  (function __agentctx_guard_builtins() {
+    const protos = [];
+    function add(start) {
+      let p = start;
+      for (let depth = 0; depth < 32 && p !== null && (typeof p === "object" || typeof p === "function"); depth++) {
+        for (let i = 0; i < protos.length; i++) if (protos[i] === p) return;
+        protos[protos.length] = p;
+        p = _getPrototypeOf(p);
+      }
+    }
+    add(Function.prototype);
+    const names = _getOwnPropertyNames(G);
+    for (let i = 0; i < names.length; i++) {
+      try {
+        const value = G[names[i]];
+        if (typeof value === "function" && value.prototype !== null && typeof value.prototype === "object") add(value.prototype);
+      } catch (error) {}
+    }
+    const samples = [
+      () => [][Symbol.iterator](), () => new Map().entries(), () => new Set().values(), () => ""[Symbol.iterator](),
+      () => /x/[Symbol.matchAll]("x"), () => (function* () {})(), () => (function* () {}),
+      () => (async function () {}), () => (async function* () {})(), () => (async function* () {}),
+      () => _getPrototypeOf(Int8Array).prototype, () => new Int8Array(0), () => Iterator.prototype,
+    ];
+    for (let i = 0; i < samples.length; i++) {
+      try { add(samples[i]()); } catch (error) {}
+    }
+    // (a sample's own object is guarded too: a throwaway, harmless)
+    for (let i = 0; i < protos.length; i++) {
+      try { __agentctx_guard(protos[i]); } catch (error) {}
+    }
+  })();
+
+  function __agentctx_json(value) {
+    // JSON.stringify as it was, with the built-in prototypes' toJSON out of the way
+    const was = sealed;
+    sealed = true;
+    try {
+      return _stringify(value);
+    } finally {
+      sealed = was;
+    }
+  }
+
+  // -- host calls -----------------------------------------------------------------------------------
+  let abortStack = "";
+  function __agentctx_hostcall(name, args) {
+    const text = host(name, __agentctx_json(args));
+    if (text === "") return undefined;
+    const reply = _parse(text);
+    if (reply[0] === 0) return reply[1] === null ? undefined : reply[1];
+    const error = new _Error(reply[1]); // ctx.* throw plain Errors, as Yao does
+    if (reply[0] === 2) {
+      // the call was stopped (a limit, a cap): whatever the hook does with this error, the call fails
+      try { abortStack = _String(error.stack); } catch (e) { abortStack = ""; }
+    } else {
+      if (typeof reply[2] === "string") {
+        _defineProperty(error, "name", { __proto__: null, value: reply[2], writable: true, enumerable: false, configurable: true });
+      }
+      if (typeof reply[3] === "string") {
+        _defineProperty(error, "code", { __proto__: null, value: reply[3], writable: true, enumerable: true, configurable: true });
+      }
+    }
+    throw error;
   }
 
   // What Yao's ctx.Send / SendGroup check before anything else (agent/context/jsapi.go:167-215,
   // jsapi_helpers.go:12-147 at afab9c2), with Yao's words, then what the value was, as JavaScript names it.
   function __agentctx_kind(value) {
     if (value === null) return "null";
-    if (_Array.isArray(value)) return "an array";
-    if (value instanceof Date) return "a Date";
+    if (_isArray(value)) return "an array";
+    if (__agentctx_inherits(value, _DatePrototype)) return "a Date";
     return typeof value;
   }
   function __agentctx_shown(value) {
     const kind = __agentctx_kind(value);
-    if (kind === "string" || kind === "number" || kind === "boolean") return kind + " " + _JSON.stringify(value);
+    if (kind === "string" || kind === "number" || kind === "boolean") return kind + " " + _stringify(value);
     return kind;
   }
   function __agentctx_check_message(message, prefix, place) {
@@ -37,7 +147,8 @@
     if (message === null || (typeof message !== "object" && typeof message !== "function")) {
       throw new _Error(prefix + place + " must be a string or object (got " + __agentctx_shown(message) + ")");
     }
-    if (typeof message === "function" || _Array.isArray(message) || message instanceof Date || message instanceof _String) {
+    if (typeof message === "function" || _isArray(message) || __agentctx_inherits(message, _DatePrototype) ||
+        __agentctx_inherits(message, _StringPrototype)) {
       throw new _Error(prefix + place + " must be an object (got " + __agentctx_kind(message) + ")");
     }
     if (typeof message.type !== "string") {
@@ -46,18 +157,19 @@
   }
   function __agentctx_check_group(group) {
     const prefix = "invalid group: ";
-    if (group === null || typeof group !== "object" || _Array.isArray(group)) {
+    if (group === null || typeof group !== "object" || _isArray(group)) {
       throw new _Error(prefix + "group must be an object (got " + __agentctx_shown(group) + ")");
     }
     if (typeof group.id !== "string") {
       throw new _Error(prefix + "group.id is required and must be a string (got " + __agentctx_shown(group.id) + ")");
     }
-    if (!_Array.isArray(group.messages)) {
-      throw new _Error(prefix + "group.messages is required and must be an array (got " + __agentctx_shown(group.messages) + ")");
+    const members = group.messages;
+    if (!_isArray(members)) {
+      throw new _Error(prefix + "group.messages is required and must be an array (got " + __agentctx_shown(members) + ")");
     }
-    for (let i = 0; i < group.messages.length; i++) {
-      const member = group.messages[i];
-      if (member === null || typeof member !== "object" || _Array.isArray(member)) {
+    for (let i = 0; i < members.length; i++) {
+      const member = members[i];
+      if (member === null || typeof member !== "object" || _isArray(member)) {
         throw new _Error(prefix + "group.messages[" + i + "] must be an object (got " + __agentctx_shown(member) + ")");
       }
       if (typeof member.type !== "string") {
@@ -66,24 +178,35 @@
     }
   }
 
+  function __agentctx_text(value) {
+    try { return _String(value); } catch (error) { return "[a value that cannot be shown]"; }
+  }
   function __agentctx_format(value) {
     if (typeof value === "string") return value;
-    if (value instanceof _Error) return value.name + ": " + value.message;
+    if (__agentctx_inherits(value, _ErrorPrototype)) {
+      let name = "Error", message = "";
+      try { name = _String(value.name); message = _String(value.message); } catch (error) {}
+      return name + ": " + message;
+    }
     if (value === undefined) return "undefined";
-    if (typeof value === "function") return "[Function " + (value.name || "anonymous") + "]";
+    if (typeof value === "function") {
+      let name = "";
+      try { name = _String(value.name || ""); } catch (error) {}
+      return "[Function " + (name || "anonymous") + "]";
+    }
     try {
-      const text = _JSON.stringify(value);
-      return text === undefined ? _String(value) : text;
+      const text = __agentctx_json(value);
+      return text === undefined ? __agentctx_text(value) : text;
     } catch (error) {
-      return _String(value);
+      return __agentctx_text(value);
     }
   }
 
   function __agentctx_console(level) {
     return function __agentctx_console_write() {
-      const parts = [];
-      for (let i = 0; i < arguments.length; i++) parts.push(__agentctx_format(arguments[i]));
-      __agentctx_hostcall("console", [level, parts.join(" ")]);
+      let text = "";
+      for (let i = 0; i < arguments.length; i++) text += (i ? " " : "") + __agentctx_format(arguments[i]);
+      __agentctx_hostcall("console", [level, text]);
     };
   }
 
@@ -101,24 +224,27 @@
   };
   G.process = { env: {} };
 
-  function __agentctx_make_ctx(fields) {
-    const ctx = _Object.assign({}, fields);
-    ctx.Send = function __agentctx_Send(message) {
-      if (arguments.length < 1) throw new _Error("Send requires a message argument");
-      __agentctx_check_message(message, "invalid message: ", "message");
-      __agentctx_hostcall("send", [message]);
-    };
-    ctx.SendGroup = function __agentctx_SendGroup(group) {
-      if (arguments.length < 1) throw new _Error("SendGroup requires a group argument");
-      __agentctx_check_group(group);
-      __agentctx_hostcall("send_group", [group]);
-    };
-    ctx.Flush = function __agentctx_Flush() {
-      __agentctx_hostcall("flush", []);
-    };
-    ctx.send = ctx.Send;
-    ctx.send_group = ctx.SendGroup;
-    ctx.flush = ctx.Flush;
+  function __agentctx_Send(message) {
+    if (arguments.length < 1) throw new _Error("Send requires a message argument");
+    __agentctx_check_message(message, "invalid message: ", "message");
+    __agentctx_hostcall("send", [message]);
+  }
+  function __agentctx_SendGroup(group) {
+    if (arguments.length < 1) throw new _Error("SendGroup requires a group argument");
+    __agentctx_check_group(group);
+    __agentctx_hostcall("send_group", [group]);
+  }
+  function __agentctx_Flush() {
+    __agentctx_hostcall("flush", []);
+  }
+  const CTX_METHODS = [["Send", __agentctx_Send], ["SendGroup", __agentctx_SendGroup], ["Flush", __agentctx_Flush],
+    ["send", __agentctx_Send], ["send_group", __agentctx_SendGroup], ["flush", __agentctx_Flush]];
+
+  function __agentctx_make_ctx(ctx) {
+    for (let i = 0; i < CTX_METHODS.length; i++) {
+      _defineProperty(ctx, CTX_METHODS[i][0], { __proto__: null, value: CTX_METHODS[i][1], writable: true, enumerable: true,
+        configurable: true });
+    }
     return ctx;
   }
 
@@ -150,46 +276,102 @@
   Output.prototype.flush = Output.prototype.Flush;
   G.Output = Output;
 
-  G.__agentctx_define_global = function __agentctx_define_global(name) {
+  function __agentctx_define_global(name) {
     G[name] = function __agentctx_global() {
-      return __agentctx_hostcall("global", [name, _Object.values(arguments)]);
+      return __agentctx_hostcall("global", [name, _values(arguments)]);
     };
-  };
+  }
+
+  // -- calling a hook -------------------------------------------------------------------------------
+  let hooks = null; // name -> function, set once by js_discover.js through register()
 
   function __agentctx_describe(thrown) {
     // a thrown value's code as it was (a number stays a number: `error.code === 1` in the Error hook)
-    const raw = thrown !== null && typeof thrown === "object" ? thrown.code : undefined;
-    const code = typeof raw === "string" || typeof raw === "number" || typeof raw === "boolean" ? raw : null;
-    if (thrown instanceof _Error) {
-      return { isError: true, name: thrown.name, message: _String(thrown.message), stack: thrown.stack || "", code };
-    }
-    let value = null;
+    let code = null;
     try {
-      const text = _JSON.stringify(thrown);
-      value = text === undefined ? null : _JSON.parse(text);
+      const raw = thrown !== null && typeof thrown === "object" ? thrown.code : undefined;
+      if (typeof raw === "string" || typeof raw === "number" || typeof raw === "boolean") code = raw;
     } catch (error) {}
-    return { isError: false, name: typeof thrown, message: __agentctx_format(thrown), stack: "", code, value };
+    if (__agentctx_inherits(thrown, _ErrorPrototype)) {
+      let name = "Error", message = "", stack = "";
+      try { name = _String(thrown.name); } catch (error) {}
+      try { message = _String(thrown.message); } catch (error) {}
+      try { stack = thrown.stack ? _String(thrown.stack) : ""; } catch (error) {}
+      return '{"isError":true,"name":' + _stringify(name) + ',"message":' + _stringify(message) +
+        ',"stack":' + _stringify(stack) + ',"code":' + _stringify(code) + "}";
+    }
+    let value = "null";
+    try {
+      const text = __agentctx_json(thrown);
+      if (typeof text === "string") value = text;
+    } catch (error) {}
+    return '{"isError":false,"name":' + _stringify(typeof thrown) + ',"message":' +
+      _stringify(__agentctx_format(thrown)) + ',"stack":"","code":' + _stringify(code) + ',"value":' + value + "}";
   }
 
-  G.__agentctx_call = function __agentctx_call(name, argsJson) {
-    const args = _JSON.parse(argsJson);
-    args[0] = __agentctx_make_ctx(args[0]);
-    let result;
+  function __agentctx_call(name, argsJson) {
     try {
-      result = G.__agentctx_hooks[name].apply(undefined, args);
-    } catch (thrown) {
-      return _JSON.stringify({ ok: false, thrown: __agentctx_describe(thrown) });
+      const args = _parse(argsJson);
+      args[0] = __agentctx_make_ctx(args[0]);
+      let result;
+      try {
+        result = _apply(hooks[name], undefined, args);
+      } catch (thrown) {
+        return '{"ok":false,"thrown":' + __agentctx_describe(thrown) + "}";
+      }
+      if (__agentctx_inherits(result, _PromisePrototype)) {
+        return '{"ok":false,"badReturn":"a Promise (async hooks are not supported; return the object)"}';
+      }
+      if (typeof result === "function") return '{"ok":false,"badReturn":"a function"}';
+      let text;
+      try {
+        text = __agentctx_json(result === undefined ? null : result);
+      } catch (error) {
+        let why = "";
+        try { why = _String(error.message); } catch (e) {}
+        return '{"ok":false,"badReturn":' + _stringify("a value that is not JSON (" + why + ")") + "}";
+      }
+      return '{"ok":true,"value":' + (typeof text === "string" ? text : "null") + "}";
+    } catch (internal) {
+      let why = "unknown";
+      try { why = _String(internal && internal.stack ? internal.message + "\n" + internal.stack : internal); } catch (e) {}
+      return '{"ok":false,"internal":' + _stringify(why) + "}";
     }
-    if (result instanceof _Promise) return _JSON.stringify({ ok: false, badReturn: "a Promise (async hooks are not supported; return the object)" });
-    if (typeof result === "function") return _JSON.stringify({ ok: false, badReturn: "a function" });
-    try {
-      return _JSON.stringify({ ok: true, value: result === undefined ? null : result });
-    } catch (error) {
-      return _JSON.stringify({ ok: false, badReturn: "a value that is not JSON (" + _String(error.message) + ")" });
-    }
-  };
+  }
 
-  G.__agentctx_source_of = function __agentctx_source_of(name) {
-    return _String(G.__agentctx_hooks[name]);
-  };
+  function __agentctx_register(found) {
+    if (hooks !== null) throw new _Error("the hooks are already registered");
+    hooks = { __proto__: null };
+    const order = ["Create", "Before", "After", "Done", "Error"];
+    let names = "";
+    for (let i = 0; i < order.length; i++) {
+      const hook = found[order[i]];
+      if (typeof hook === "function") {
+        hooks[order[i]] = hook;
+        names += (names ? "," : "") + _stringify(order[i]);
+      }
+    }
+    return "[" + names + "]";
+  }
+
+  function __agentctx_source_of(name) {
+    return _apply(_fnToString, hooks[name], []);
+  }
+
+  function __agentctx_take_abort() {
+    const stack = abortStack;
+    abortStack = "";
+    return stack;
+  }
+
+  const api = _freeze({
+    __proto__: null,
+    call: __agentctx_call,
+    register: __agentctx_register,
+    sourceOf: __agentctx_source_of,
+    takeAbort: __agentctx_take_abort,
+    defineGlobal: __agentctx_define_global,
+    builtinError: _Error,
+  });
+  return function __agentctx_api(name) { return api[name]; };
 })();

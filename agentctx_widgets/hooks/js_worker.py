@@ -1,0 +1,632 @@
+"""The worker process a JavaScript hook set's QuickJS engine runs in (the child side of ``js_engine``).
+
+Why a process: QuickJS checks its interrupt handler only between bytecodes, so a native built-in on a
+huge array-like (``Array.prototype.join.call({length: 2**53-1}, "")``) never yields and no in-process
+limit can stop it. A process can be killed: the kernel's side (``js_engine.WorkerProcess``) kills it
+when a call overruns its limits by :data:`js_engine.KILL_GRACE`, or at once on ``interrupt()``, and
+starts a fresh one.
+
+Processes are forked from a *zygote* (:func:`zygote_main`): one small single-threaded Python started
+once per kernel with this module imported, so a new engine costs a ``fork`` (a few ms), not an
+interpreter start. Each worker gets OS limits as a backstop (``RLIMIT_AS``: the JS heap limit plus a
+margin; ``RLIMIT_CPU``: raised at each call to the CPU used so far plus the call's time limit plus
+:data:`CPU_MARGIN`), ignores SIGINT (the kernel handles Ctrl-C and kills us), and exits when its
+channel closes.
+
+Inside, the engine is the same QuickJS context as before, on one thread with a large C stack, with our
+interrupt handler (``JS_SetInterruptHandler`` through ``ctypes``) enforcing the time and wall limits,
+and the prelude (``js_prelude.js``) as the bridge. What a hook sends is checked *here*, with the same
+functions ``Output.send`` uses, so a bad message throws at the ``ctx.Send`` call, and then buffered:
+sends cross to the kernel in batches, at ``ctx.Flush``, when a batch grows past :data:`SHIP_CHARS` /
+:data:`SHIP_COUNT`, before every synchronous round trip (a callable global, ``time.Sleep``) and at the
+end of the call. Console lines are shipped at once (a line written just before a hang is kept).
+
+Wire format (both ways): frames of a 4-byte little-endian length, then a one-byte tag, then the body.
+Kernel → worker: ``L`` load (JSON), ``C`` call (JSON header, ``\\n``, the call's arguments as JSON),
+``R`` a round trip's reply (the text the prelude reads), ``A`` abort (the round trip failed the call),
+``N`` notice (a batch failed in the kernel: thrown at the hook's next ``ctx.Flush``), ``X`` exit.
+Worker → kernel: ``F`` frames only: a JSON header (counters, console lines, ``flush``, an ``op`` to
+answer, or the ``result``), ``\\n``, the batch (a JSON array of ``["s", message]`` / ``["g", group]``),
+``\\n``, then an op's argument text or the call's envelope.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+import resource
+import select
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+import traceback
+from importlib import resources
+from typing import Any
+
+import _quickjs
+import orjson
+
+from ..output import DeltaError, OutputMessageError
+from ..output.adapters import StandardAdapter
+from ..output.delta import _envelope as _delta_envelope
+from ..output.messages import group_members, normalize_group, normalize_message
+
+PRELUDE = resources.files(__package__).joinpath("js_prelude.js").read_text(encoding="utf-8")
+DISCOVER = resources.files(__package__).joinpath("js_discover.js").read_text(encoding="utf-8")
+
+SHIP_CHARS = 1 << 20
+"""A batch of sends is shipped to the kernel once it holds this many characters of JSON ..."""
+SHIP_COUNT = 4096
+"""... or this many messages, so neither side holds much and the kernel applies a flood as it comes."""
+CPU_MARGIN = 2.0
+"""Seconds of CPU above a call's time limit before ``RLIMIT_CPU`` ends the worker (a backstop: the
+kernel kills an overrunning worker long before)."""
+ADDRESS_MARGIN = 768 * 1024 * 1024
+"""Bytes of address space a worker may map beyond its start and twice its JS heap limit (``RLIMIT_AS``)."""
+THREAD_STACK = 8 * 1024 * 1024
+"""The engine thread's C stack (QuickJS recursion needs room below the JS stack limit)."""
+
+_LEN = struct.Struct("<I")
+_HANDLER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+
+HOST_LABELS = {"send": "ctx.Send", "send_group": "ctx.SendGroup", "flush": "ctx.Flush", "sleep": "time.Sleep",
+               "console": "console", "global": "host function"}
+_YAO_PREFIXES = {"send": ("invalid message: ", "Send failed: "), "send_group": ("invalid group: ", "SendGroup failed: ")}
+"""Yao's wording (agent/context/jsapi.go:177-211): a message Yao cannot parse is ``invalid message: …``;
+one that its writer refuses (a standard client's image without a url) is ``Send failed: …``."""
+
+
+def host_error_text(name: str, error: BaseException) -> str:
+    """The JavaScript error message for a failed host call: Yao's text first, then our detail."""
+    text = str(error)
+    prefixes = _YAO_PREFIXES.get(name)
+    if prefixes is None:
+        return f"{HOST_LABELS.get(name, name)}: {text}"
+    invalid, failed = prefixes
+    if text.startswith(("invalid message: ", "invalid group: ", "Send failed: ", "SendGroup failed: ")):
+        if name == "send_group":
+            text = text.replace("invalid message: ", invalid, 1).replace("Send failed: ", failed, 1)
+        return text
+    if isinstance(error, OutputMessageError):
+        return invalid + text
+    return failed + text
+
+
+def error_reply(message: str, name: str | None = None, code: str | None = None) -> str:
+    """A round trip's reply that the prelude throws as an ``Error`` (named ``name``, with ``code``, when given)."""
+    return orjson.dumps([1, message, name, code]).decode()
+
+
+def error_code(error: BaseException) -> str | None:
+    """The code a JavaScript Error thrown for ``error`` carries: a ``DiagnosticError``'s (strict mode)."""
+    from ..output import DiagnosticError
+
+    return error.code if isinstance(error, DiagnosticError) else None
+
+
+class Channel:
+    """Length-prefixed frames over a stream socket, with a timeout on receive."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self._buffer = bytearray()
+        self._poll = select.poll()
+        self._poll.register(sock.fileno(), select.POLLIN)
+
+    def send(self, body: bytes) -> None:
+        if len(body) < 65536:
+            self.sock.sendall(_LEN.pack(len(body)) + body)
+        else:
+            self.sock.sendall(_LEN.pack(len(body)))
+            self.sock.sendall(body)
+
+    def _frame(self) -> bytes | None:
+        buffer = self._buffer
+        if len(buffer) >= 4:
+            size = _LEN.unpack_from(buffer)[0]
+            if len(buffer) >= 4 + size:
+                body = bytes(buffer[4:4 + size])
+                if len(buffer) == 4 + size:
+                    self._buffer = bytearray()  # not ``del``: a bytearray keeps its largest capacity
+                else:
+                    del buffer[:4 + size]
+                return body
+        return None
+
+    def _wanted(self) -> int:
+        buffer = self._buffer
+        if len(buffer) >= 4:
+            return max(65536, min(4 + _LEN.unpack_from(buffer)[0] - len(buffer), 16 << 20))
+        return 65536
+
+    def recv(self, timeout: float | None = None) -> bytes | None:
+        """The next frame; ``None`` if none came within ``timeout`` seconds (``None``: wait for one).
+        Raises ``EOFError`` when the other side is gone."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            body = self._frame()
+            if body is not None:
+                return body
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if not self._poll.poll(max(0, math.ceil(left * 1000))):
+                    if time.monotonic() >= deadline:
+                        return None
+                    continue
+            try:
+                chunk = self.sock.recv(self._wanted())
+            except (ConnectionResetError, BrokenPipeError):
+                chunk = b""
+            if not chunk:
+                raise EOFError("the other side of the channel is gone")
+            self._buffer += chunk
+
+
+# -- the zygote -------------------------------------------------------------------------------------
+
+
+def zygote_main(fd: int) -> None:
+    """Fork a worker for each request on the control socket ``fd``; exit when the kernel is gone.
+
+    A request is a 4-byte length and a JSON config, with the worker's channel attached (SCM_RIGHTS);
+    the reply is the worker's pid (8 bytes). Children are reaped by the system (SIGCHLD ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    control = socket.socket(fileno=fd)
+    while True:
+        try:
+            head, fds, _flags, _addr = socket.recv_fds(control, 4, 1)
+            if len(head) < 4 or not fds:
+                return
+            size = _LEN.unpack(head)[0]
+            body = b""
+            while len(body) < size:
+                chunk = control.recv(size - len(body))
+                if not chunk:
+                    return
+                body += chunk
+        except OSError:
+            return
+        pid = os.fork()
+        if pid == 0:
+            status = 0
+            try:
+                control.close()
+                worker_main(fds[0], orjson.loads(body))
+            except BaseException:  # noqa: BLE001 - the last words of a worker go to stderr
+                traceback.print_exc()
+                status = 1
+            finally:
+                os._exit(status)
+        os.close(fds[0])
+        try:
+            control.sendall(struct.pack("<q", pid))
+        except OSError:
+            return
+
+
+# -- the worker -------------------------------------------------------------------------------------
+
+
+def worker_main(fd: int, config: dict) -> None:
+    """Serve one hook set on channel ``fd`` until it closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    channel = Channel(socket.socket(fileno=fd))
+    worker = Worker(channel, config)
+    stack = max(THREAD_STACK, int(config.get("stack_limit", 0)) + 4 * 1024 * 1024)
+    _limit_address_space(int(config.get("memory_limit", 0)) + stack)
+    previous = threading.stack_size()
+    try:
+        threading.stack_size(stack)
+        thread = threading.Thread(target=worker.serve, name="agentctx-quickjs-worker", daemon=True)
+        thread.start()
+    finally:
+        threading.stack_size(previous)
+    thread.join()
+
+
+def _limit_address_space(memory_limit: int) -> None:
+    """``RLIMIT_AS``: what is mapped now, twice the JS heap limit, and :data:`ADDRESS_MARGIN`."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            mapped = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        mapped = 512 * 1024 * 1024
+    limit = mapped + 2 * memory_limit + ADDRESS_MARGIN
+    try:
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ValueError, OSError):  # pragma: no cover - a platform without RLIMIT_AS
+        pass
+
+
+def _limit_cpu(seconds: float) -> None:
+    """Let this process use ``seconds`` more CPU (plus :data:`CPU_MARGIN`) before SIGXCPU ends it."""
+    try:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        soft = math.ceil(usage.ru_utime + usage.ru_stime + seconds + CPU_MARGIN)
+        _old, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+    except (ValueError, OSError):  # pragma: no cover
+        pass
+
+
+class Budget:
+    """Time left for one call or load: time outside ``time.Sleep`` and wall time."""
+
+    def __init__(self) -> None:
+        self.armed = False
+        self.tripped: dict | None = None  # {"kind": "time" | "wall" | "cap" | "internal", "message"?}
+        self.start = 0.0
+        self.time_limit = 0.0
+        self.wall_deadline = 0.0
+        self.slept = 0.0
+
+    def arm(self, time_limit: float, wall_limit: float) -> None:
+        now = time.monotonic()
+        self.start, self.time_limit, self.wall_deadline = now, time_limit, now + wall_limit
+        self.slept, self.tripped, self.armed = 0.0, None, True
+
+    def disarm(self) -> None:
+        self.armed = False
+
+    def over(self) -> dict | None:
+        """The limit this call has hit, if any (the deadline check of every host call and of the handler)."""
+        if self.tripped is None and self.armed:
+            now = time.monotonic()
+            if now > self.wall_deadline:
+                self.tripped = {"kind": "wall"}
+            elif now - self.start - self.slept > self.time_limit:
+                self.tripped = {"kind": "time"}
+        return self.tripped
+
+    def abort(self, kind: str, message: str | None = None) -> None:
+        if self.tripped is None:
+            self.tripped = {"kind": kind, "message": message}
+
+
+class Worker:
+    """One QuickJS context and the host calls its prelude makes."""
+
+    def __init__(self, channel: Channel, config: dict) -> None:
+        self.channel = channel
+        self.memory_limit = int(config["memory_limit"])
+        self.stack_limit = int(config["stack_limit"])
+        self.budget = Budget()
+        self.handler = _HANDLER(self._interrupt_handler)
+        self.context: Any = None
+        self.call_fn: Any = None
+        self.take_abort: Any = None
+        self.limits: dict = {}
+        self.hook: str | None = None
+        self.in_call = False
+        self.sync = True
+        self.checkers: list[StandardAdapter] = []
+        self.caps = {"messages": 0, "chars": 0, "console": 0}
+        self.items: list[str] = []
+        self.items_chars = 0
+        self.console: list[list[str]] = []
+        self.sent = self.chars = self.console_chars = 0
+        self.notices: list[str] = []
+        self.delivered = 0
+        self.internal: str | None = None
+        self.handlers = {"send": self._send, "send_group": self._send_group, "flush": self._flush,
+                         "console": self._console, "sleep": self._sleep, "global": self._global}
+
+    # -- the loop -----------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        while True:
+            try:
+                body = self.channel.recv()
+            except (EOFError, OSError):
+                return
+            tag = body[:1]
+            try:
+                if tag == b"L":
+                    self._load(orjson.loads(body[1:]))
+                elif tag == b"C":
+                    self._call(body[1:])
+                elif tag == b"X":
+                    return
+                # N, R, A outside a call: stale (the call they were for already ended); ignored
+            except (EOFError, OSError):
+                return
+
+    def _begin(self, limits: dict, *, hook: str | None, sync: bool, checkers: list, caps: dict) -> None:
+        self.hook, self.sync, self.checkers, self.caps = hook, sync, checkers, caps
+        self.items, self.items_chars, self.console = [], 0, []
+        self.sent = self.chars = self.console_chars = 0
+        self.notices, self.delivered = [], 0
+        self.internal: str | None = None
+        _limit_cpu(float(limits["time_limit"]))
+        self.budget.arm(float(limits["time_limit"]), float(limits["wall_limit"]))
+
+    def _finish(self, outcome: dict, extra: str = "") -> None:
+        self.budget.disarm()
+        if self.budget.tripped is not None:
+            outcome["tripped"] = self.budget.tripped
+            stack = self._abort_stack()
+            if stack:
+                outcome["abort_stack"] = stack
+        if self.internal is not None:
+            outcome["internal"] = self.internal
+        outcome["notices"] = self.delivered
+        self.in_call = False
+        self.ship(result=outcome, extra=extra.encode())
+
+    def _abort_stack(self) -> str:
+        if self.take_abort is None:
+            return ""
+        try:
+            stack = self.take_abort()
+        except Exception:  # noqa: BLE001 - only a better line number is lost
+            return ""
+        return stack if isinstance(stack, str) else ""
+
+    # -- load and call ------------------------------------------------------------------------
+
+    def _load(self, request: dict) -> None:
+        self.limits = request
+        self._begin(request, hook=None, sync=True, checkers=[], caps=request["caps"])
+        phase = "prelude"
+        outcome: dict
+        try:
+            context = _quickjs.Context()
+            context.set_memory_limit(self.memory_limit)
+            context.set_max_stack_size(self.stack_limit)
+            installed = self._install_interrupt(context)
+            context.add_callable("__agentctx_host", self._host)
+            self.context = context
+            api = context.eval(PRELUDE)
+            self.call_fn, self.take_abort = api("call"), api("takeAbort")
+            register, source_of, define_global, builtin_error = (api("register"), api("sourceOf"),
+                                                                  api("defineGlobal"), api("builtinError"))
+            for name, value in request["globals"].items():
+                if value is None:
+                    define_global(name)
+                else:
+                    context.set(name, context.parse_json(value))
+            phase = "source"
+            context.eval(request["source"])
+            phase = "discover"
+            names = orjson.loads(context.eval(DISCOVER)(register, builtin_error))
+            sources = {name: source_of(name) for name in names}
+            outcome = {"loaded": {"names": names, "sources": sources, "interrupt_handler": installed}}
+        except (_quickjs.JSException, _quickjs.StackOverflow) as error:
+            outcome = {"load_error": {"text": str(error), "phase": phase}}
+        except Exception as error:  # noqa: BLE001 - reported to the kernel as ours
+            outcome = {"load_error": {"text": f"{type(error).__name__}: {error}", "phase": phase, "internal": True}}
+        self._finish(outcome)
+
+    def _call(self, body: bytes) -> None:
+        head, payload = body.split(b"\n", 1)
+        request = orjson.loads(head)
+        checkers = [StandardAdapter(**options) for options in request["checks"]]
+        self._begin(self.limits | request, hook=request["name"], sync=request["sync"], checkers=checkers,
+                    caps=request["caps"])
+        self.in_call = True
+        envelope = ""
+        outcome: dict = {}
+        try:
+            envelope = self.call_fn(request["name"], payload.decode())
+            if not isinstance(envelope, str):
+                outcome["internal"] = f"the prelude returned {type(envelope).__name__}, not a string"
+                envelope = ""
+        except _quickjs.StackOverflow as error:
+            outcome = {"engine": str(error), "stack_overflow": True}
+        except _quickjs.JSException as error:
+            outcome = {"engine": str(error)}
+        except Exception as error:  # noqa: BLE001 - reported to the kernel as ours
+            outcome = {"internal": f"{type(error).__name__}: {error}"}
+        self._finish(outcome, envelope)
+
+    # -- the interrupt handler ----------------------------------------------------------------
+
+    def _interrupt_handler(self, _runtime: Any, _opaque: Any) -> int:
+        return 1 if self.budget.armed and self.budget.over() is not None else 0
+
+    def _install_interrupt(self, context: Any) -> bool:
+        lib = ctypes.CDLL(_quickjs.__file__)
+        lib.JS_GetRuntimeOpaque.restype = ctypes.c_void_p
+        lib.JS_GetRuntimeOpaque.argtypes = [ctypes.c_void_p]
+        lib.JS_SetInterruptHandler.restype = None
+        lib.JS_SetInterruptHandler.argtypes = [ctypes.c_void_p, _HANDLER, ctypes.c_void_p]
+        # PyJsContextObject starts with PyObject_HEAD, then ``JSRuntime *runtime``; the binding stores
+        # the context object as the runtime's opaque, which lets us verify the guess.
+        runtime = ctypes.c_void_p.from_address(id(context) + 2 * ctypes.sizeof(ctypes.c_void_p)).value
+        if not runtime or lib.JS_GetRuntimeOpaque(runtime) != id(context):
+            return False  # the kernel warns; the process can still be killed at the limits
+        lib.JS_SetInterruptHandler(runtime, self.handler, None)
+        return True
+
+    # -- host calls ---------------------------------------------------------------------------
+
+    def _host(self, name: str, args_json: str) -> str:
+        """Every call from JavaScript into Python. It must never raise (the binding would be left with
+        a pending Python exception): failures go back as replies the prelude throws."""
+        try:
+            if self.budget.over() is not None:
+                return self._abort_reply()
+            handler = self.handlers.get(name)
+            if handler is None:
+                return error_reply(f"no host call {name!r}")
+            return handler(args_json)
+        except BaseException as error:  # noqa: BLE001 - ours: the call fails, named as ours
+            self.internal = f"{HOST_LABELS.get(name, name)}: {type(error).__name__}: {error}"
+            self.budget.abort("internal", self.internal)
+            return self._abort_reply()
+
+    def _abort_reply(self) -> str:
+        tripped = self.budget.tripped or {}
+        reason = tripped.get("message") or {"time": "its time limit", "wall": "its wall-clock limit"}.get(
+            tripped.get("kind"), "a limit")
+        return orjson.dumps([2, f"the hook was stopped: {reason}"]).decode()
+
+    def _cap(self, cap: str, message: str) -> str:
+        self.budget.abort("cap", message)
+        self.budget.tripped["cap"] = cap  # type: ignore[index]
+        return self._abort_reply()
+
+    def _take(self, name: str, args_json: str) -> tuple[Any, str | None]:
+        """Check one message as ``Output.send`` would (size, shape, the client's checks); (message, error)."""
+        size = len(args_json)
+        limit = int(self.limits["max_send_bytes"])
+        if size > limit:
+            return None, host_error_text(name, ValueError(
+                f"the message is {size:,} bytes of JSON, over the {limit:,}-byte limit (max_send_bytes)"))
+        if not self.in_call:
+            return None, host_error_text(name, RuntimeError("ctx is only usable while a hook runs"))
+        try:
+            value = orjson.loads(args_json)[0]
+            if not self.sync:
+                if name == "send":
+                    normalized = normalize_message(value)
+                    for checker in self.checkers:
+                        checker.check(normalized)
+                    _delta_envelope(normalized)
+                else:
+                    record = normalize_group(value)
+                    for checker in self.checkers:
+                        checker.check_group(record)
+                    for index, member in enumerate(group_members(record)):
+                        try:
+                            _delta_envelope(member)
+                        except DeltaError as error:
+                            raise DeltaError(error.code, f"group.messages[{index}]: {error}") from error
+        except Exception as error:  # noqa: BLE001 - thrown in JavaScript at the Send call
+            return None, host_error_text(name, error)
+        return value, None
+
+    def _count(self, size: int) -> str | None:
+        """Charge one kept message of ``size`` characters to the turn's caps; an abort reply past one."""
+        caps = self.caps
+        if self.sent + 1 > caps["messages"]:
+            return self._cap("max_output_messages", caps["messages_text"])
+        if self.chars + size > caps["chars"]:
+            return self._cap("max_output_bytes", caps["chars_text"])
+        self.sent += 1
+        self.chars += size
+        return None
+
+    def _send(self, args_json: str, name: str = "send") -> str:
+        value, error = self._take(name, args_json)
+        if error is not None:
+            return error_reply(error)
+        size = len(args_json) - 2
+        over = self._count(size)
+        if over is not None:
+            return over
+        if self.sync:
+            reply = self._round_trip({"op": name}, args_json)
+            if reply.startswith("[1"):  # the kernel refused it: nothing was kept
+                self.sent -= 1
+                self.chars -= size
+            return reply
+        self.items.append(('["s",' if name == "send" else '["g",') + args_json[1:])
+        self.items_chars += size
+        if self.items_chars >= SHIP_CHARS or len(self.items) >= SHIP_COUNT:
+            self.ship()
+        return ""
+
+    def _send_group(self, args_json: str) -> str:
+        return self._send(args_json, "send_group")
+
+    def _flush(self, _args_json: str) -> str:
+        if not self.in_call:
+            return error_reply(host_error_text("flush", RuntimeError("ctx is only usable while a hook runs")))
+        self.ship(flush=True)  # never waited for: a sink that fails is reported at the next Flush
+        self._poll_notices()
+        if self.notices:
+            self.delivered += 1
+            return error_reply(self.notices.pop(0))
+        return ""
+
+    def _console(self, args_json: str) -> str:
+        level, text = orjson.loads(args_json)
+        if self.console_chars + len(text) > self.caps["console"]:
+            return self._cap("max_console_bytes", self.caps["console_text"])
+        self.console_chars += len(text)
+        self.console.append([level, text])
+        self.ship()
+        return ""
+
+    def _sleep(self, args_json: str) -> str:
+        ms = orjson.loads(args_json)[0]
+        if not isinstance(ms, (int, float)) or ms != ms or ms < 0:
+            return error_reply(host_error_text("sleep", ValueError(f"expected a number of milliseconds ≥ 0, got {ms!r}")))
+        seconds = ms / 1000
+        left = self.budget.wall_deadline - time.monotonic()
+        if seconds > left:
+            self.budget.abort("wall", f"time.Sleep({ms:g}) would end past its {self.limits['wall_limit']} s "
+                                      f"wall-clock limit ({max(left, 0):.2f} s left)")
+            return self._abort_reply()
+        started = time.monotonic()
+        try:
+            return self._round_trip({"op": "sleep", "seconds": seconds})
+        finally:
+            self.budget.slept += time.monotonic() - started
+
+    def _global(self, args_json: str) -> str:
+        return self._round_trip({"op": "global"}, args_json)
+
+    # -- talking to the kernel ----------------------------------------------------------------
+
+    def ship(self, *, flush: bool = False, op: dict | None = None, result: dict | None = None,
+             extra: bytes = b"") -> None:
+        """Send the buffered batch and console lines (with a flush, an op or the result) to the kernel."""
+        header: dict[str, Any] = {"sent": self.sent, "chars": self.chars, "console_chars": self.console_chars}
+        if self.console:
+            header["console"] = self.console
+            self.console = []
+        if flush:
+            header["flush"] = True
+        if op is not None:
+            header["op"] = op
+        if result is not None:
+            header["result"] = result
+        items = ("[" + ",".join(self.items) + "]").encode() if self.items else b"[]"
+        self.items, self.items_chars = [], 0
+        self.channel.send(b"F" + orjson.dumps(header) + b"\n" + items + b"\n" + extra)
+
+    def _round_trip(self, op: dict, argument: str = "") -> str:
+        """Ship the batch and ``op``; wait for the kernel's answer (the kernel bounds the wait)."""
+        self.ship(op=op, extra=argument.encode())
+        while True:
+            body = self.channel.recv()
+            tag = body[:1]
+            if tag == b"R":
+                return body[1:].decode()
+            if tag == b"A":
+                abort = orjson.loads(body[1:])
+                self.budget.abort(abort["kind"], abort.get("message"))
+                if abort.get("cap"):
+                    self.budget.tripped["cap"] = abort["cap"]  # type: ignore[index]
+                return self._abort_reply()
+            if tag == b"N":
+                self.notices.append(body[1:].decode())
+
+    def _poll_notices(self) -> None:
+        while True:
+            body = self.channel.recv(timeout=0)
+            if body is None:
+                return
+            tag = body[:1]
+            if tag == b"N":
+                self.notices.append(body[1:].decode())
+            elif tag == b"A":
+                abort = orjson.loads(body[1:])
+                self.budget.abort(abort["kind"], abort.get("message"))
+
+
+if __name__ == "__main__":  # pragma: no cover - started by js_engine with the control socket's fd
+    zygote_main(int(sys.argv[1]))
