@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import ARTIFACTS, CHROMIUM, REPO, launch_chromium
+from harness import ARTIFACTS, REPO
 from hardening_helpers import PWN_TRAP
 
 from agentctx_widgets import Context
@@ -100,15 +100,10 @@ VISIBLE = [USER_TEXT, "the forecast", TOOL_RESULT, FAILED_TOOL, RESPONSE_ERROR, 
 
 
 @pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing (make chromium installs it); browser tests need a real Chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = launch_chromium(playwright)
-        yield chromium
-        chromium.close()
+def browser(chromium):
+    """The session's Chromium (conftest.py): one Playwright per process, since a second
+    sync_playwright() cannot start while the first one's loop runs."""
+    return chromium
 
 
 class Opened:
