@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -286,7 +287,8 @@ function Create(ctx, messages) {
 }"""
     reported: list = []
     hooks = hooks_from_js(source, globals={"report": reported.append})
-    with pytest.raises(HookThrewError, match=r"Create \(line 20\): Error: validation failed") as caught:
+    line = source.split("\n").index('  const e = new Error("validation failed");') + 1
+    with pytest.raises(HookThrewError, match=rf"Create \(line {line}\): Error: validation failed") as caught:
         call(hooks, "Create", [])
     assert reported == [{"isError": True, "name": "Error", "stack": "string"}]
     assert caught.value.name == "Error"
@@ -297,24 +299,8 @@ function Create(ctx, messages) {
                                                  "code": "X"}}]
 
 
-SEED_ERROR_HOOK = """function Error(ctx, messages, error) {
-  console.error("Assistant error:", error);
-
-  // Send error message to user
-  ctx.Send({
-    type: "error",
-    props: {
-      message: "I encountered an issue while processing your request.",
-      code: error.code || "UNKNOWN_ERROR",
-      details:
-        process.env.YAO_ENV === "development" ? error.message : undefined,
-    },
-  });
-  ctx.Flush();
-
-  // Return error to be logged
-  return { error };
-}"""
+SEED_ERROR_HOOK = (Path(__file__).parent / "fixtures" / "seed_hooks" / "example_6_error.js").read_text()
+"""The seed's example 6, verbatim (tests/test_hooks_seed_examples.py checks the fixture against the seed)."""
 
 
 def test_no_file_system_or_network_globals():

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -1095,26 +1096,10 @@ def test_magic_run_strict_prints_one_agentctx_error_line(ip):
 
 # ---- the Error hook -----------------------------------------------------------------------------------
 
-SEED_ERROR_HOOK = """function Error(ctx, messages, error) {
-  report(error);
-
-  // Send error message to user
-  ctx.Send({
-    type: "error",
-    props: {
-      message: "I encountered an issue while processing your request.",
-      code: error.code || "UNKNOWN_ERROR",
-      details:
-        process.env.YAO_ENV === "development" ? error.message : undefined,
-    },
-  });
-  ctx.Flush();
-
-  // Return error to be logged
-  return { error };
-}
-"""
-"""The seed's example 6 (tests/fixtures/seed_hooks/example_6_error.js), reporting its ``error``."""
+# the seed's example 6 as the fixture holds it, made to report its error instead of logging it
+SEED_ERROR_HOOK = (Path(__file__).parent / "fixtures" / "seed_hooks" / "example_6_error.js").read_text().replace(
+    'console.error("Assistant error:", error);', "report(error);")
+assert "report(error);" in SEED_ERROR_HOOK
 
 THROWING_CREATE = """
 function Create(ctx, messages) {
