@@ -11,11 +11,10 @@ import asyncio
 import base64
 
 import anthropic as anthropic_sdk
-import orjson
 import pytest
-from wire_server import Reply, WireServer, capture, sse_events
+from wire_server import Reply, WireServer, assemble, capture, capture_data, sse_events, translate_with
 
-from agentctx_widgets import Context, create_assembler, run_turn, validate_response_event
+from agentctx_widgets import Context, run_turn
 from agentctx_widgets.context import usage_normalize
 from agentctx_widgets.models import AnthropicModel, ModelError, build_anthropic_request
 from agentctx_widgets.models.anthropic import AnthropicTranslator
@@ -237,27 +236,11 @@ def test_max_tokens_is_required_and_the_model_supplies_4096():
 # -- (b) the translator over the captures ------------------------------------------------------
 
 def raw_events(name: str) -> list[dict]:
-    """The ``data:`` of every event in a capture, as the SDK hands them over (as dicts)."""
-    events = []
-    for block in sse_events(capture(f"anthropic/{name}")):
-        data = [line[len("data:"):].strip() for line in block.splitlines() if line.startswith("data:")]
-        events.append(orjson.loads(data[0]))
-    return events
+    return capture_data(f"anthropic/{name}")
 
 
 def translate(events: list[dict]) -> list[dict]:
-    translator = AnthropicTranslator()
-    out = [event for raw in events for event in translator.feed(raw)] + translator.finish()
-    for event in out:
-        validate_response_event(event)
-    return out
-
-
-def assemble(events: list[dict]) -> tuple[dict, object]:
-    assembler = create_assembler()
-    for event in events:
-        assembler.consume(event)
-    return assembler.message(), assembler.usage
+    return translate_with(AnthropicTranslator(), events)
 
 
 def test_text_capture():

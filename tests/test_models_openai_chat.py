@@ -26,7 +26,7 @@ from agentctx_widgets.models import ModelError, OpenAIChatModel, build_chat_requ
 from agentctx_widgets.models.convert import RequestError
 from agentctx_widgets.models.openai_chat import ChatTranslator
 from agentctx_widgets.models.tools import Tool
-from wire_server import Reply, WireServer, capture, sse_events
+from wire_server import Reply, WireServer, capture, capture_data, sse_events, translate_with
 
 pytestmark = pytest.mark.timeout(5)
 
@@ -48,22 +48,11 @@ def text(value):
 
 def chunks_of(name):
     """The capture's data lines as dicts (``[DONE]`` left out)."""
-    out = []
-    for event in sse_events(capture(DIR + name)):
-        assert event.startswith("data: "), event
-        data = event[len("data: "):].strip()
-        if data != "[DONE]":
-            out.append(orjson.loads(data))
-    return out
+    return capture_data(DIR + name)
 
 
 def translate(name):
-    translator = ChatTranslator()
-    events = []
-    for chunk in chunks_of(name):
-        events += translator.feed(chunk)
-    events += translator.finish()
-    return events
+    return translate_with(ChatTranslator(), chunks_of(name))
 
 
 def stream_reply(name, **kwargs):

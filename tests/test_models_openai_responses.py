@@ -12,11 +12,10 @@ import asyncio
 import base64
 
 import openai
-import orjson
 import pytest
-from wire_server import Reply, WireServer, capture, sse_events
+from wire_server import Reply, WireServer, assemble, capture, capture_data, sse_events, translate_with
 
-from agentctx_widgets import Context, create_assembler, run_turn, validate_response_event
+from agentctx_widgets import Context, run_turn
 from agentctx_widgets.context import usage_normalize
 from agentctx_widgets.models import ModelError, OpenAIResponsesModel, build_responses_request
 from agentctx_widgets.models.convert import RequestError
@@ -241,27 +240,11 @@ def test_request_error_messages_say_what_is_wrong():
 # -- (b) the translator over the captures ------------------------------------------------------
 
 def raw_events(name: str) -> list[dict]:
-    """The ``data:`` of every event in a capture, as the SDK hands them over (as dicts)."""
-    events = []
-    for block in sse_events(capture(f"openai_responses/{name}")):
-        data = [line[len("data:"):].strip() for line in block.splitlines() if line.startswith("data:")]
-        events.append(orjson.loads(data[0]))
-    return events
+    return capture_data(f"openai_responses/{name}")
 
 
 def translate(events: list[dict]) -> list[dict]:
-    translator = ResponsesTranslator()
-    out = [event for raw in events for event in translator.feed(raw)] + translator.finish()
-    for event in out:
-        validate_response_event(event)
-    return out
-
-
-def assemble(events: list[dict]) -> tuple[dict, object]:
-    assembler = create_assembler()
-    for event in events:
-        assembler.consume(event)
-    return assembler.message(), assembler.usage
+    return translate_with(ResponsesTranslator(), events)
 
 
 TEXT_USAGE = {"input_tokens": 9, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 8,

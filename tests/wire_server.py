@@ -158,3 +158,33 @@ class WireServer:
         except (BrokenPipeError, ConnectionResetError):
             self.disconnected.set()
             handler.close_connection = True
+
+
+def capture_data(name: str) -> list[dict]:
+    """The ``data:`` payload of every event of a capture, as the SDK hands them over (``[DONE]`` left out)."""
+    payloads = []
+    for block in sse_events(capture(name)):
+        data = [line[len("data:"):].strip() for line in block.splitlines() if line.startswith("data:")]
+        if data and data[0] != "[DONE]":
+            payloads.append(orjson.loads(data[0]))
+    return payloads
+
+
+def translate_with(translator: Any, payloads: list[dict]) -> list[dict]:
+    """Feed a pure translator every payload, then finish it; every event must be a valid one."""
+    from agentctx_widgets.context import validate_response_event
+
+    events = [event for payload in payloads for event in translator.feed(payload)] + translator.finish()
+    for event in events:
+        validate_response_event(event)
+    return events
+
+
+def assemble(events: list[dict]) -> tuple[dict, Any]:
+    """(the assembled message, the usage) of normalised events."""
+    from agentctx_widgets.context import create_assembler
+
+    assembler = create_assembler()
+    for event in events:
+        assembler.consume(event)
+    return assembler.message(), assembler.usage
