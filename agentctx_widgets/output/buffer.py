@@ -142,7 +142,7 @@ class Output:
         found = Collector()
         normalized = normalize_message(message, report=found)
         self._check_with_sinks("check", normalized)
-        change = plan_message(self._pending_state, normalized, report=found)
+        change = plan_message(self._pending_state, normalized, report=found, checked=True)
         self._release(found.items)  # strict: raised here, before anything of the message is applied
         commit_change(self._pending_state, change)
         self._buffer.append(normalized)
@@ -169,7 +169,7 @@ class Output:
         try:
             for index, message in enumerate(messages):
                 try:
-                    change = plan_message(state, message, report=found)
+                    change = plan_message(state, message, report=found, checked=True)
                 except DeltaError as error:
                     raise DeltaError(error.code, f"group.messages[{index}]: {error}") from error
                 if change.id not in saved:

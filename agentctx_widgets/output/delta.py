@@ -666,8 +666,9 @@ def _invalid(message: str) -> DeltaError:
     return DeltaError("invalid_message", message)
 
 
-def _envelope(message: Any) -> tuple[str, dict, str | None, bool, bool, str, str]:
-    """Check the message's own fields (same order as the JavaScript engine)."""
+def _envelope(message: Any, checked: bool = False) -> tuple[str, dict, str | None, bool, bool, str, str]:
+    """Check the message's own fields (same order as the JavaScript engine). ``checked``: the message
+    comes from ``normalize_message``, which already made its props and metadata plain JSON."""
     if not isinstance(message, dict):
         raise _invalid(f"message must be an object, got {_kind(message)}")
     mtype = message.get("type")
@@ -678,7 +679,7 @@ def _envelope(message: Any) -> tuple[str, dict, str | None, bool, bool, str, str
         props = {}
     elif not isinstance(props, dict):
         raise _invalid(f"message.props must be an object, got {_kind(props)}")
-    else:
+    elif not checked:
         _check_json(props, "message.props")
     msg_id = message.get("id")
     if msg_id is not None and not isinstance(msg_id, str):
@@ -702,7 +703,8 @@ def _envelope(message: Any) -> tuple[str, dict, str | None, bool, bool, str, str
     if metadata is not None:
         if not isinstance(metadata, dict):
             raise _invalid(f"message.metadata must be an object, got {_kind(metadata)}")
-        _check_json(metadata, "message.metadata")
+        if not checked:
+            _check_json(metadata, "message.metadata")
     return mtype, props, msg_id or None, flags[0], flags[1], action or "append", raw_path or ""
 
 
@@ -712,14 +714,17 @@ def _check_state(state: Any) -> None:
         raise DeltaError("invalid_state", "state must be {'order': [...], 'messages': {...}}")
 
 
-def plan_message(state: State, message: Any, report: Report | None = None) -> Change:
+def plan_message(state: State, message: Any, report: Report | None = None, *, checked: bool = False) -> Change:
     """Check ``message`` against ``state`` without changing either; raises ``DeltaError``.
+
+    ``checked=True`` (``Output``): the message is ``normalize_message``'s, already plain JSON, so the walk
+    over its props is not done a second time on every delta.
 
     Every diagnostic is passed to ``report(code, where, **details)`` before this returns (so a strict
     ``report`` that raises stops the message before anything of it is applied).
     """
     _check_state(state)
-    mtype, props, msg_id, delta, done, action, raw_path = _envelope(message)
+    mtype, props, msg_id, delta, done, action, raw_path = _envelope(message, checked)
     messages = state["messages"]
     shared = msg_id is None
     if shared:
