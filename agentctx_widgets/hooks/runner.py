@@ -48,7 +48,6 @@ from ..context import Context, create_assembler, finalize_usage, usage_add, user
 from ..models import Model, ModelError
 from ..models.tools import Tool, as_tools, result_message
 from ..output import Output, adapter_for
-from ..output.adapters import CUI_ACCEPTS
 from .base import Hooks
 from .caller import call_user_code, run_on_worker
 from .checkpoint import ContextCheckpoint
@@ -244,8 +243,7 @@ class _Turn:
         base = self.hook_ctx if self.hook_ctx is not None else HookContext(chat_id=getattr(self.context, "id", None))
         fields = {"accept": self.accept, **self.ctx_fields}
         self.ctx = HookContext(**{**base.to_json(), **fields}).with_output(self.output)
-        standard = {} if self.accept in CUI_ACCEPTS else {"locale": self.ctx.locale or "en", "report": self.output.report}
-        adapter = adapter_for(self.accept, **standard)
+        adapter = adapter_for(self.accept, locale=self.ctx.locale or "en", report=self.output.report)
         recorder = _Recorder()
         added = [sink for sink in (self.view, adapter, recorder)
                  if sink is not None and sink not in self.output.sinks]

@@ -248,9 +248,11 @@ class StandardAdapter:
             self._report(code, where, **details)
 
 
-def adapter_for(accept: str, **options: Any) -> StandardAdapter | CuiAdapter:
+def adapter_for(accept: str, *, locale: str = "en", report: Callable[..., None] | None = None,
+                **options: Any) -> StandardAdapter | CuiAdapter:
     """Yao's routing (agent/output/output.go:30-42): ``cui-web`` / ``cui-native`` / ``cui-desktop`` get a
-    ``CuiAdapter``; ``standard`` and every other value a ``StandardAdapter``."""
+    ``CuiAdapter``; ``standard`` and every other value a ``StandardAdapter`` (which alone takes the
+    ``locale`` and ``report``, and ``options`` such as ``created``)."""
     if accept in CUI_ACCEPTS:
-        return CuiAdapter(**options)
-    return StandardAdapter(**options)
+        return CuiAdapter()
+    return StandardAdapter(locale=locale, report=report, **options)
