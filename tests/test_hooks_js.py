@@ -19,7 +19,7 @@ from agentctx_widgets.hooks import (
     HookThrewError,
     HookTimeoutError,
 )
-from output_helpers import shown  # tests/ is on sys.path under pytest
+from agentctx_widgets.output import without_echoes as shown
 
 
 class RecordingSink:

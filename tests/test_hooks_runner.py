@@ -10,7 +10,7 @@ import pytest
 
 from agentctx_widgets import Context, Output, ScriptedModel, hooks_from_js, hooks_from_python, run_turn, run_turn_async
 from agentctx_widgets.hooks import HookContext, context_usage, reset_session_usage, session_usage
-from output_helpers import shown  # tests/ is on sys.path under pytest
+from agentctx_widgets.output import without_echoes as shown
 
 
 class RecordingView:

@@ -17,7 +17,7 @@ import pytest
 
 from agentctx_widgets import Context, ScriptedModel, hooks_from_python, run_turn, run_turn_async
 from agentctx_widgets.models.tools import Tool, ToolDefinitionError
-from output_helpers import shown  # tests/ is on sys.path under pytest
+from agentctx_widgets.output import without_echoes as shown
 
 pytestmark = pytest.mark.timeout(30)
 

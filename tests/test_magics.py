@@ -25,7 +25,7 @@ from agentctx_widgets import _usage_report
 from agentctx_widgets import magics as magics_module
 from agentctx_widgets._magic_args import MagicError, parse_magic
 from agentctx_widgets.context import Context, system_message, user_message
-from output_helpers import shown  # tests/ is on sys.path under pytest
+from agentctx_widgets.output import without_echoes as shown
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -20,7 +20,7 @@ import pytest
 from agentctx_widgets import Context, ScriptedModel, hooks_from_python, run_turn
 from agentctx_widgets.models import ModelError
 from agentctx_widgets.models.replay import ReplayModel, request_key, request_of
-from output_helpers import shown  # tests/ is on sys.path under pytest
+from agentctx_widgets.output import without_echoes as shown
 
 pytestmark = pytest.mark.timeout(30)
 
