@@ -49,6 +49,7 @@ class Recorder:
         self.sent: list[dict[str, Any]] = []
         self.sent_at: list[float] = []
         self.snapshots: list[dict[str, Any]] = []
+        self.snapshot_at: list[float] = []
         self.header_calls = 0
 
 
@@ -70,6 +71,7 @@ def make(context=None, header=None):
         import orjson
 
         rec.snapshots.append(orjson.loads(orjson.dumps(state)))
+        rec.snapshot_at.append(timers.now)
 
     proto = StreamProtocol(
         send, set_snapshot, header_source, context=context, clock=timers.clock, schedule=timers.schedule
@@ -324,23 +326,78 @@ def test_context_changes_become_ops_and_the_header_is_computed_once_per_flush():
     assert state["context"] == proto.context
 
 
-def test_settled_snapshot_is_written_at_most_once_a_second_and_after_the_burst():
+def replays_from(snap: dict[str, Any], sent: list[dict[str, Any]]) -> dict[str, Any]:
+    """The state of a view that adopted the snapshot ``snap`` and then applied every later batch."""
+    later = [m for m in sent if m["seq"] > snap["seq"]]
+    return replay([{"kind": "snapshot", "seq": snap["seq"], "state": snap}, *later])
+
+
+def test_a_continuous_stream_writes_the_snapshot_once_when_it_settles_not_while_it_streams():
+    """marimo syncs the trait on every write: a periodic whole-state write would be quadratic traffic."""
     proto, timers, rec = make()
-    assert len(rec.snapshots) == 1 and rec.snapshots[0]["seq"] == 0
+    assert len(rec.snapshots) == 1 and rec.snapshots[0]["seq"] == 0  # written at creation
     proto.output(text("m", ""))
-    for i in range(3000):  # 3 s of 1 delta per ms
+    for _ in range(3000):  # 3 s of 1 delta per ms
         proto.output(append("m", "x"))
         timers.advance(0.001)
+    assert len(rec.snapshots) == 1  # nothing while streaming
     timers.advance(2.0)
-    written = rec.snapshots[1:]
-    assert 2 <= len(written) <= 4
-    final = written[-1]
-    assert final["seq"] == proto.seq
+    assert len(rec.snapshots) == 2
+    # quiet for the settle delay since the last batch (the trailing one, sent by the flush timer)
+    assert rec.snapshot_at[1] == pytest.approx(rec.sent_at[-1] + 0.5, abs=1e-9)
+    final = rec.snapshots[1]
+    assert final["seq"] == proto.seq == rec.sent[-1]["seq"]
     assert final["outputs"]["messages"]["m"]["props"]["content"] == "x" * 3000
-    # every written snapshot is the exact state at its seq: replaying from it gives the end state
-    for snap in written:
-        later = [m for m in rec.sent if m["seq"] > snap["seq"]]
-        assert replay([{"kind": "snapshot", "seq": snap["seq"], "state": snap}, *later])["outputs"] == proto.outputs
+
+
+def test_a_pause_in_the_stream_settles_it_and_each_snapshot_is_the_state_at_its_seq():
+    proto, timers, rec = make()
+    proto.output(text("m", ""))
+    for piece in ["a", "b"]:
+        for _ in range(1000):
+            proto.output(append("m", piece))
+            timers.advance(0.001)
+        timers.advance(0.6)  # a pause longer than the settle delay
+    written = rec.snapshots[1:]
+    assert [snap["outputs"]["messages"]["m"]["props"]["content"] for snap in written] == ["a" * 1000, "a" * 1000 + "b" * 1000]
+    for snap in written:  # a view may adopt any of them and then apply the later batches
+        assert replays_from(snap, rec.sent)["outputs"] == proto.outputs
+
+
+def test_a_slow_stream_settles_only_after_a_gap_longer_than_the_settle_delay():
+    proto, timers, rec = make()
+    proto.output(text("m", ""))
+    for _ in range(10):  # one delta every 0.4 s: every batch goes out at once, none is 0.5 s after the last
+        timers.advance(0.4)
+        proto.output(append("m", "x"))
+    assert len(rec.snapshots) == 1
+    timers.advance(0.5)
+    assert len(rec.snapshots) == 2 and rec.snapshots[1]["outputs"]["messages"]["m"]["props"]["content"] == "x" * 10
+
+
+def test_settle_mid_stream_writes_at_once_and_the_stream_settles_again_later():
+    proto, timers, rec = make()
+    proto.output(text("m", "a"))
+    proto.output(append("m", "b"))
+    proto.settle()  # what run_turn does at the end of a turn, and what a save needs
+    assert len(rec.snapshots) == 2 and rec.snapshots[1]["seq"] == 2
+    assert rec.snapshots[1]["outputs"]["messages"]["m"]["props"]["content"] == "ab"
+    timers.advance(1.0)  # nothing new was sent: settling again writes nothing
+    assert len(rec.snapshots) == 2
+    proto.output(append("m", "c"))
+    timers.advance(1.0)
+    assert [snap["seq"] for snap in rec.snapshots] == [0, 2, 3]
+
+
+def test_a_snapshot_answering_a_sync_request_does_not_rewrite_the_settled_one():
+    proto, timers, rec = make()
+    proto.output(text("m", "a"))
+    timers.advance(1.0)
+    assert [snap["seq"] for snap in rec.snapshots] == [0, 1]
+    proto.request_sync()  # a view reloaded: it gets a snapshot message at the same seq
+    timers.advance(1.0)
+    assert rec.sent[-1]["kind"] == "snapshot" and rec.sent[-1]["seq"] == 1
+    assert [snap["seq"] for snap in rec.snapshots] == [0, 1]
 
 
 def test_clear_output_forgets_outputs_but_not_context():
@@ -375,14 +432,27 @@ def test_settle_sends_the_queue_and_writes_the_snapshot_now():
     assert rec.snapshots[-1]["outputs"]["messages"]["m"]["props"]["content"] == "ab"
 
 
-def test_a_snapshot_waiting_for_a_flush_that_sends_nothing_is_still_written():
+def test_a_flush_that_sends_nothing_does_not_postpone_the_settled_snapshot():
     proto, timers, rec = make()
-    proto.output(text("m", "a"))  # t=0: sent at once; the settled snapshot is due at t=1
-    timers.advance(0.98)
-    proto.output(append("m", "b"))  # sent inline (seq 2)
-    timers.advance(0.015)
-    proto.set_pending(None)  # marks pending dirty, but nothing changed: the next flush sends nothing
+    proto.output(text("m", "a"))  # t=0: sent at once
+    timers.advance(0.98)  # settled at t=0.5: seq 1 written
+    proto.output(append("m", "b"))  # sent inline (seq 2) at t=0.98
+    timers.advance(0.2)
+    proto.set_pending(None)  # marks pending dirty, but nothing changed: the flush sends nothing
     timers.advance(2.0)
     assert rec.sent[-1]["seq"] == 2
-    assert rec.snapshots[-1]["seq"] == 2
+    assert [snap["seq"] for snap in rec.snapshots] == [0, 1, 2]
+    assert rec.snapshot_at[2] == pytest.approx(rec.sent_at[-1] + 0.5, abs=1e-9)
     assert rec.snapshots[-1]["outputs"]["messages"]["m"]["props"]["content"] == "ab"
+
+
+def test_a_context_change_at_an_impossible_index_is_refused_by_name_and_changes_nothing():
+    proto, timers, rec = make(context=[{"type": 2, "content": []}])
+    before = len(rec.sent)
+    for change in ({"action": "added", "index": 2, "message": {"type": 2, "content": []}},
+                   {"action": "updated", "index": 1, "message": {"type": 2, "content": []}},
+                   {"action": "removed", "index": -1, "message": {}}):
+        with pytest.raises(IndexError, match=f"context change '{change['action']}': index {change['index']} is outside a context of 1"):
+            proto.context_change(change)
+    timers.advance(1.0)
+    assert len(proto.context) == 1 and len(rec.sent) == before
