@@ -18,10 +18,10 @@ import orjson
 
 from .context import estimate_context_tokens, fallback_context_window, is_record
 from .context.tiktoken_offline import offline_encoding
+from .context.types import role_of
 
 __all__ = ["MessageUsage", "UsageReport", "build_usage_report", "try_exact_counter"]
 
-_ROLES = {1: "system", 2: "user", 3: "assistant", 4: "tool"}
 _PREVIEW_CHARS = 48
 _DEFAULT_ENCODING = "o200k_base"
 
@@ -237,7 +237,7 @@ def _role(message: Any) -> str:
     if is_record(message):
         return str(message["type"])
     kind = message.get("type") if isinstance(message, Mapping) else None
-    return _ROLES.get(kind, f"type {kind}")
+    return role_of(kind) or f"type {kind}"
 
 
 def try_exact_counter(model: str | None) -> tuple[str, ExactCounter] | None:

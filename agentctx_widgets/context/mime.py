@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from .types import MessageType
+
 __all__ = ["MIME_BY_EXTENSION", "binary_content", "detect_mime", "file_message"]
 
 OCTET_STREAM = "application/octet-stream"
@@ -136,4 +138,4 @@ def binary_content(path: str, buffer: bytes | bytearray | memoryview) -> dict:
 
 def file_message(path: str, buffer: bytes | bytearray | memoryview) -> dict:
     """A user message holding one file as a ``binary`` block."""
-    return {"type": 2, "content": [binary_content(path, buffer)]}
+    return {"type": int(MessageType.USER), "content": [binary_content(path, buffer)]}

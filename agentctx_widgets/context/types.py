@@ -4,6 +4,10 @@ Messages and blocks are plain JSON dicts (DESIGN.md "Data shapes"). The enums ex
 ``MessageType.USER`` instead of ``2``; the constructors store the plain values (``2``, ``"text"``) so a
 message serialises identically whether it was built here or in the JavaScript library.
 
+``ROLE_OF`` is the one table of chat roles (OpenAI's ``role``, which seed 000's hooks read): the hook
+shapes, the usage report and anything else that names a message's role read it, never a literal
+``{3: "assistant"}`` of their own.
+
 Decision: ``text_content`` converts with ``str()`` (the seed's ``String()``), so ``None`` becomes
 ``"None"``; ``user_message`` accepts a mapping (or ``None``) as metadata and raises ``TypeError`` for
 anything else, where JavaScript would silently spread nothing.
@@ -13,13 +17,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import IntEnum, StrEnum
+from types import MappingProxyType
 from typing import Any
 
 __all__ = [
     "ContentType",
     "MessageType",
+    "ROLE_OF",
+    "TYPE_OF_ROLE",
     "assistant_message",
     "mimetype_of",
+    "role_of",
     "system_message",
     "text_content",
     "user_message",
@@ -44,6 +52,31 @@ class MessageType(IntEnum):
     USER = 2
     ASSISTANT = 3
     TOOL_RESULT = 4
+
+
+ROLE_OF: Mapping[int, str] = MappingProxyType({
+    MessageType.SYSTEM: "system",
+    MessageType.USER: "user",
+    MessageType.ASSISTANT: "assistant",
+    MessageType.TOOL_RESULT: "tool",
+})
+"""Message type → chat role (``system``/``user``/``assistant``/``tool``); 0 (reserved) has none.
+
+Keys are ``MessageType`` members, so a plain int looks up the same entry (``ROLE_OF[3]``). A bool is
+an int to Python but never a message type: use ``role_of`` for values read from JSON."""
+
+TYPE_OF_ROLE: Mapping[str, int] = MappingProxyType({
+    **{role: int(kind) for kind, role in ROLE_OF.items()},
+    "developer": int(MessageType.SYSTEM),  # OpenAI's (and Yao's) developer role is a system message
+})
+"""Chat role → message type as a plain int (what a message stores): ``ROLE_OF`` reversed, plus ``developer``."""
+
+
+def role_of(kind: Any) -> str | None:
+    """The chat role of a message's ``type`` value, or ``None`` when it has none (0, a bool, a record's string)."""
+    if isinstance(kind, bool) or not isinstance(kind, int):
+        return None
+    return ROLE_OF.get(kind)
 
 
 def text_content(text: Any) -> dict:

@@ -5,7 +5,8 @@ content: …})``, ``messages[messages.length - 1].content.length``) and ``respon
 reply (``response.thinking``, ``response.tool_calls[i].function.name``). Context messages (seed
 001) are ``{"type": 2, "content": [blocks]}``. This module converts between the two:
 
-- ``type`` 1/2/3/4 ↔ ``role`` system/user/assistant/tool; a tool result carries ``tool_call_id``
+- ``type`` ↔ ``role`` as ``context.types.ROLE_OF`` / ``TYPE_OF_ROLE`` map them (``developer`` is a
+  system message; a type without a role shows as ``user``); a tool result carries ``tool_call_id``
   (its ``callId``).
 - ``content`` is a string when every block is text (blocks joined with a blank line), else a list
   of parts: text blocks as ``{"type": "text", "text"}``, other blocks (image, binary) unchanged.
@@ -24,8 +25,8 @@ from typing import Any
 
 import orjson
 
-ROLE_OF = {1: "system", 2: "user", 3: "assistant", 4: "tool"}
-TYPE_OF = {**{role: kind for kind, role in ROLE_OF.items()}, "developer": 1}  # Yao's developer role is a system message
+from ..context.types import TYPE_OF_ROLE, MessageType, role_of
+
 _VIEW_KEYS = {"role", "content", "thinking", "tool_calls", "tool_call_id"}
 
 
@@ -36,7 +37,7 @@ def to_view(messages: list[dict]) -> list[dict]:
 
 def to_view_message(message: dict) -> dict:
     kind = message["type"]
-    view: dict[str, Any] = {"role": ROLE_OF.get(kind, "user")}
+    view: dict[str, Any] = {"role": role_of(kind) or "user"}
     blocks = message.get("content") or []
     body = [block for block in blocks if block.get("type") not in ("thinking", "toolCall")]
     if all(block.get("type") == "text" for block in body):
@@ -52,7 +53,7 @@ def to_view_message(message: dict) -> dict:
     calls = [tool_call_of(block) for block in blocks if block.get("type") == "toolCall"]
     if calls:
         view["tool_calls"] = calls
-    if kind == 4 and "callId" in message:
+    if kind == MessageType.TOOL_RESULT and "callId" in message:
         view["tool_call_id"] = message["callId"]
     for key, value in message.items():
         if key not in ("type", "content", "callId") and key not in _VIEW_KEYS:
@@ -97,7 +98,7 @@ def _view_key(view: Any) -> bytes | None:
 def from_view_message(view: dict) -> dict:
     if "role" not in view and isinstance(view.get("type"), int):
         return _copy(view)
-    kind = TYPE_OF[view["role"]]
+    kind = TYPE_OF_ROLE[view["role"]]
     blocks: list[dict] = []
     if view.get("thinking"):
         blocks.append({"type": "thinking", "text": str(view["thinking"])})
@@ -118,7 +119,7 @@ def from_view_message(view: dict) -> dict:
     for call in view.get("tool_calls") or []:
         blocks.append(tool_block_of(call))
     message: dict[str, Any] = {"type": kind, "content": blocks}
-    if kind == 4 and view.get("tool_call_id") is not None:
+    if kind == MessageType.TOOL_RESULT and view.get("tool_call_id") is not None:
         message["callId"] = view["tool_call_id"]
     for key, value in view.items():
         if key not in _VIEW_KEYS and key != "type":
