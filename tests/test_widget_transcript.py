@@ -1,11 +1,13 @@
-"""The transcript's output lines come from the one table of message types (output/message_types.py)."""
+"""The transcript's output lines come from the one table of message types (output/message_types.py);
+closed messages say so; context messages are tagged with their MessageType's name."""
 
 from __future__ import annotations
 
 import pytest
 
+from agentctx_widgets import Output
 from agentctx_widgets.output.message_types import GENERIC, TYPES
-from agentctx_widgets.widget.transcript import output_line
+from agentctx_widgets.widget.transcript import message_lines, output_line, transcript
 
 
 @pytest.mark.parametrize(
@@ -42,3 +44,51 @@ def test_every_type_in_the_table_writes_a_line():
     for name, spec in [*TYPES.items(), ("custom", GENERIC)]:
         assert output_line({"type": name, "id": "x", "props": {}}).startswith(f"({name} x)")
         assert spec.transcript({}) is not None
+
+
+@pytest.mark.parametrize(
+    ("message", "line"),
+    [
+        ({"type": "text", "id": "m", "props": {"content": "Hi"}, "done": True}, "(text m done) Hi"),
+        ({"type": "text", "id": "m", "props": {"content": "Hi"}, "done": False}, "(text m) Hi"),
+        ({"type": "thinking", "id": "t", "props": {"content": "hmm"}, "done": True}, "(thinking t done) hmm"),
+        ({"type": "error", "id": "e", "props": {}, "done": True}, "(error e done)"),
+        ({"type": "chart", "id": "ch", "props": {"url": "u"}, "done": True}, '(chart ch done) {"url":"u"}'),
+        # the view hides a closed loading message and the static page leaves it out: no stale "Thinking..."
+        ({"type": "loading", "id": "l1", "props": {"message": "Thinking..."}, "done": True}, "(loading l1 done)"),
+        ({"type": "loading", "id": "l1", "props": {"message": "Thinking..."}, "done": False},
+         "(loading l1) Thinking..."),
+    ],
+)
+def test_a_closed_message_says_done(message, line):
+    assert output_line(message) == line
+
+
+def test_done_closes_the_loading_message_in_the_whole_transcript():
+    out = Output()
+    out.send({"type": "loading", "id": "l1", "props": {"message": "Thinking..."}})
+    out.send({"type": "text", "id": "m1", "props": {"content": "Hi"}})
+    out.send({"type": "text", "id": "m1", "props": {"content": " there"}, "delta": True, "delta_path": "content"})
+    out.send({"type": "loading", "id": "l1", "done": True})
+    out.flush()
+    state = {"header": {"name": "demo", "count": 0, "tokens": 0}, "context": [], "pending": None,
+             "outputs": out.state}
+    assert transcript(state) == 'ContextView "demo" · 0 messages · ~0 tokens\n(loading l1 done)\n(text m1) Hi there'
+    out.send({"type": "text", "id": "m1", "done": True})
+    out.flush()
+    state["outputs"] = out.state
+    assert transcript(state).splitlines()[1:] == ["(loading l1 done)", "(text m1 done) Hi there"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "tag"),
+    [(0, "reserved"), (1, "system"), (2, "user"), (3, "assistant"), (4, "tool_result"), (5, "type 5"),
+     (-1, "type -1"), (True, "type True"), (None, "type None"), (2.0, "type 2.0")],
+)
+def test_context_lines_name_the_message_type(kind, tag):
+    assert message_lines({"type": kind, "content": [{"type": "text", "text": "x"}]}) == [f"[{tag}] x"]
+
+
+def test_a_tool_result_names_its_call():
+    assert message_lines({"type": 4, "callId": "c1", "content": [{"type": "text", "text": "42"}]}) == ["[tool_result c1] 42"]
+    assert message_lines({"type": 4, "callId": "c1", "error": True, "content": []}) == ["[tool_result c1 error]"]

@@ -2,6 +2,10 @@
 
 Why: nbval compares ``text/plain`` outputs, so the text must not hold memory addresses or anything that
 changes between runs; and a person reading a notebook without widgets should still see the conversation.
+
+A context message is tagged with its type's name (``MessageType``: ``assistant``, ``tool_result``…). An
+output message closed with ``done: true`` says so in its tag, as the view marks it ``data-done``; a closed
+``loading`` message shows no text, since the view and the static page hide it.
 """
 
 from __future__ import annotations
@@ -10,15 +14,14 @@ from typing import Any
 
 import orjson
 
-from agentctx_widgets.output.message_types import lookup
+from agentctx_widgets.context.types import MessageType
+from agentctx_widgets.output.message_types import LOADING, lookup
 
 MAX_LINE = 100
 """Characters per transcript line before it is cut with an ellipsis."""
 
 MAX_LINES = 40
 """Lines per section (context, outputs) before the rest is summarised as a count."""
-
-_ROLES = {0: "reserved", 1: "system", 2: "user", 3: "assistant", 4: "tool_result"}
 
 
 def transcript(state: dict[str, Any]) -> str:
@@ -47,8 +50,8 @@ def message_lines(message: dict[str, Any]) -> list[str]:
     kind = message.get("type")
     if isinstance(kind, str):
         return [_cut(f"[record {kind}] {_json(_without(message, 'type'))}")]
-    role = _ROLES.get(kind, f"type {kind}")
-    if kind == 4 and message.get("callId"):
+    role = _type_name(kind)
+    if kind == MessageType.TOOL_RESULT and message.get("callId"):
         role = f"tool_result {message['callId']}"
     if message.get("error") not in (None, False):
         role += " error"
@@ -80,13 +83,27 @@ def block_line(role: str, block: Any) -> str:
 
 
 def output_line(message: dict[str, Any]) -> str:
-    """``(type id) body``; the body is what the type's entry in ``output.message_types`` says."""
-    props = message.get("props") or {}
+    """``(type id) body``, ``(type id done) body`` once closed; the body is what the type's entry in
+    ``output.message_types`` says (none for a closed ``loading``, which the view hides)."""
     kind = message.get("type")
-    body = lookup(kind).transcript(props)
+    done = message.get("done") is True
+    tag = f"({kind} {message.get('id')}{' done' if done else ''})"
+    if done and kind == LOADING:
+        return _cut(tag)
+    body = lookup(kind).transcript(message.get("props") or {})
     if not isinstance(body, str):
         body = _json(body)
-    return _cut(f"({kind} {message.get('id')}) {body}")
+    return _cut(f"{tag} {body}")
+
+
+def _type_name(kind: Any) -> str:
+    """``MessageType``'s name in lower case (``tool_result``), or ``type X`` for any other value."""
+    if isinstance(kind, int) and not isinstance(kind, bool):
+        try:
+            return MessageType(kind).name.lower()
+        except ValueError:
+            pass
+    return f"type {kind}"
 
 
 def _capped(lines: list[str]) -> list[str]:
