@@ -1,17 +1,16 @@
 """``%agentctx`` through a real IPython shell: every subcommand and every error path.
 
 Displayed objects are recorded by replacing the ``display`` the magics module calls; printed lines are
-captured with IPython's ``capture_output``. An error must be one ``agentctx: ...`` line on stderr, with
-no traceback, and must leave the user namespace and every context exactly as they were.
+captured with IPython's ``capture_output`` (the shell and its helpers: magic_shell.py). An error must be
+one ``agentctx: ...`` line on stderr, with no traceback, and must leave the user namespace and every
+context exactly as they were. The usage report, the offline tiktoken lookup, the argument parsers, the
+nbval sanitizer and the stored notebooks have test files of their own.
 """
 
 from __future__ import annotations
 
-import configparser
 import copy
 import json
-import math
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -23,11 +22,10 @@ from IPython.utils.capture import capture_output
 import agentctx_widgets
 from agentctx_widgets import _usage_report
 from agentctx_widgets import magics as magics_module
-from agentctx_widgets._magic_args import MagicError, parse_magic
 from agentctx_widgets.context import Context, system_message, user_message
 from agentctx_widgets.output import without_echoes as shown
 
-REPO = Path(__file__).resolve().parent.parent
+from magic_shell import assert_error, cell, ip, line, names, sample_context, shell  # noqa: F401 - ip, shell: fixtures
 
 JS_HOOKS = """
 function Create(ctx, messages) {
@@ -53,58 +51,6 @@ def helper():
 """
 
 
-@pytest.fixture(scope="module")
-def shell() -> InteractiveShell:
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "agentctx_widgets")
-    return ip
-
-
-@pytest.fixture
-def ip(shell: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """The shell, with the names a test adds removed afterwards and displayed objects recorded."""
-    shown: list[Any] = []
-    monkeypatch.setattr(magics_module, "display", shown.append)
-    before = set(shell.user_ns)
-    shell.shown = shown
-    yield shell
-    for name in set(shell.user_ns) - before:
-        del shell.user_ns[name]
-    shell.magics_manager.registry["AgentContextMagics"].hook_sets.clear()
-
-
-def line(shell: InteractiveShell, text: str) -> tuple[Any, Any]:
-    with capture_output() as captured:
-        result = shell.run_line_magic("agentctx", text)
-    return result, captured
-
-
-def cell(shell: InteractiveShell, first_line: str, body: str) -> tuple[Any, Any]:
-    with capture_output() as captured:
-        result = shell.run_cell_magic("agentctx", first_line, body)
-    return result, captured
-
-
-def assert_error(captured: Any, *fragments: str) -> None:
-    """One ``agentctx: `` line on stderr naming every fragment; nothing on stdout; no traceback."""
-    err = captured.stderr
-    assert err.startswith("agentctx: "), err
-    assert err.count("\n") == 1 and err.endswith("\n"), err
-    assert "Traceback" not in err
-    for fragment in fragments:
-        assert fragment in err, (fragment, err)
-    assert captured.stdout == ""
-
-
-def names(shell: InteractiveShell) -> set[str]:
-    return set(shell.user_ns)
-
-
-def sample_context(name: str = "demo") -> Context:
-    ctx = Context(name=name)
-    ctx.append(system_message("You are a helpful assistant."))  # 5 words -> ceil(20/3) = 7 tokens
-    ctx.append(user_message("hello there friend"))  # 3 words -> 4 tokens
-    return ctx
 
 
 def save_session(tmp_path: Path, name: str, messages: list[dict]) -> Path:
@@ -189,14 +135,6 @@ def test_line_only_commands_refuse_a_cell(ip: Any) -> None:
     assert_error(out, "show is a line magic")
 
 
-def test_parse_magic_keeps_quoted_text_whole() -> None:
-    parsed = parse_magic("run chat 'hello there, \"friend\"' --hooks h --no-stream --accept standard")
-    assert parsed.name == "run"
-    assert parsed.args.text == 'hello there, "friend"'
-    assert (parsed.args.hooks, parsed.args.stream, parsed.args.accept) == ("h", False, "standard")
-    assert parse_magic("replay s.jsonl --speed inf").args.speed == math.inf
-    with pytest.raises(MagicError, match="--speed"):
-        parse_magic("replay s.jsonl --speed nan")
 
 
 # ---- show -----------------------------------------------------------------------------------------
@@ -266,120 +204,14 @@ def test_show_errors(ip: Any, setup: dict, text: str, fragments: tuple[str, ...]
     assert names(ip) == before and ip.shown == []
 
 
-# ---- usage ----------------------------------------------------------------------------------------
-def test_usage_reports_estimates_window_and_share(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_usage_report, "try_exact_counter", lambda model: None)
-    ctx = sample_context()
-    ctx.append({"type": "note", "text": "a record, never sent"})
-    # 30 words -> 40 tokens
-    ctx.append({"type": 3, "content": [{"type": "text", "text": " ".join(["word"] * 30)}]})
-    ip.user_ns["ctx"] = ctx
-    report, out = line(ip, "usage ctx --model o3")
-    assert out.stderr == ""
-    assert [(row.role, row.estimate) for row in report.rows] == [
-        ("system", 7),
-        ("user", 4),
-        ("note", None),
-        ("assistant", 40),
-    ]
-    assert report.total == 51 and report.window == 200_000  # o-series: 200K (seed 001)
-    text = repr(report)
-    assert text.splitlines()[0] == "Context usage, model o3 (context window 200,000 tokens)"
-    assert "total: 51 tokens (estimate) = 0.03% of 200,000" in text  # 51 / 200000 = 0.0255 %
-    assert "exact" not in text
-    html = report._repr_html_()
-    assert "var(--jp-ui-font-color1" in html and "var(--jp-border-color2" in html
-    assert 'aria-valuenow="51"' in html
 
 
-def test_usage_without_a_model_says_how_to_get_the_window(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_usage_report, "try_exact_counter", lambda model: None)
-    ip.user_ns["ctx"] = sample_context()
-    report, _ = line(ip, "usage ctx")
-    assert report.window is None and report.share is None
-    assert "pass --model NAME" in repr(report)
-    assert "total: 11 tokens (estimate)\n" in repr(report)
-
-
-def test_usage_shows_exact_counts_beside_estimates_when_an_encoding_is_available(
-    ip: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    asked: list[Any] = []
-
-    def fake_counter(model: str | None) -> tuple[str, Any]:
-        asked.append(model)
-        return "fake_base", lambda text: len(text.split()) * 10
-
-    monkeypatch.setattr(_usage_report, "try_exact_counter", fake_counter)
-    ip.user_ns["ctx"] = sample_context()
-    report, _ = line(ip, "usage ctx --model gpt-4o")
-    assert asked == ["gpt-4o"]
-    assert [row.exact for row in report.rows] == [50, 30]
-    text = repr(report)
-    assert "  #  role    est.  exact  preview" in text
-    assert "11 tokens (estimate), 80 exact (fake_base, text only)" in text
-    assert "exact (fake_base)" in report._repr_html_()
-    report, _ = line(ip, "usage ctx --model gpt-4o --no-exact")
-    assert asked == ["gpt-4o"] and report.encoding is None
-
-
-def test_usage_escapes_message_text_in_html(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_usage_report, "try_exact_counter", lambda model: None)
-    ip.user_ns["ctx"] = Context([user_message('<img src=x onerror="alert(1)">')])
-    report, _ = line(ip, "usage ctx")
-    html = report._repr_html_()
-    assert "<img" not in html and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html
-
-
-def test_usage_report_is_displayed_as_html_and_text(shell: InteractiveShell) -> None:
-    shell.user_ns["usage_ctx"] = sample_context()
-    try:
-        with capture_output():
-            executed = shell.run_cell("%agentctx usage usage_ctx --no-exact", store_history=False)
-    finally:
-        del shell.user_ns["usage_ctx"]
-    data, _ = shell.display_formatter.format(executed.result)  # what the kernel would publish
-    assert data["text/plain"].startswith("Context usage (no model")
-    assert data["text/html"].startswith('<div class="agentctx-usage"')
-
-
+# ---- usage (the report itself: test_usage_report.py) ---------------------------------------------
 def test_usage_of_an_unknown_variable(ip: Any) -> None:
     _, out = line(ip, "usage nope")
     assert_error(out, "usage: no variable or file named 'nope'")
 
 
-def test_exact_counter_never_downloads(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    pytest.importorskip("tiktoken")
-    from tiktoken import registry
-
-    monkeypatch.setattr(registry, "ENCODINGS", {})  # nothing loaded in memory
-    from agentctx_widgets.context import tiktoken_offline
-
-    monkeypatch.setattr(tiktoken_offline, "packaged_encoding_file", lambda name: None)  # no bpe-openai copy
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # and nothing on disk
-    assert _usage_report.try_exact_counter("gpt-4o") is None
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # caching disabled: it would always download
-    assert _usage_report.try_exact_counter(None) is None
-    assert _usage_report.try_exact_counter("claude-sonnet-4") is None  # not an OpenAI tokenizer
-
-
-def test_exact_counter_loads_the_encoding_bpe_openai_ships(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    pytest.importorskip("tiktoken")
-    from agentctx_widgets.context.tiktoken_offline import packaged_encoding_file
-
-    if packaged_encoding_file("o200k_base") is None:
-        pytest.skip("bpe-openai (the tiktoken extra) is not installed")
-    from tiktoken import registry
-
-    monkeypatch.setattr(registry, "ENCODINGS", {})
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # tiktoken's own cache is empty
-    found = _usage_report.try_exact_counter("gpt-4o")
-    assert found is not None
-    name, count = found
-    assert name == "o200k_base"
-    assert count("hello world") == 2 and count("") == 0
-    assert os.environ["TIKTOKEN_CACHE_DIR"] == str(tmp_path)  # the user's setting is back
-    assert list(tmp_path.iterdir()) == []  # and nothing was written into their cache
 
 
 # ---- load -----------------------------------------------------------------------------------------
@@ -423,37 +255,6 @@ def test_load_errors(ip: Any, tmp_path: Path, text: str, fragments: tuple[str, .
     assert names(ip) == before
 
 
-# ---- sanitizer ------------------------------------------------------------------------------------
-def _rules(path: Path) -> list[tuple[str, str]]:
-    parser = configparser.ConfigParser(interpolation=None)
-    parser.read(path)
-    return [(parser[s]["regex"], parser[s]["replace"]) for s in parser.sections()]
-
-
-def test_shipped_sanitizer_masks_only_what_changes_between_runs() -> None:
-    shipped = Path(agentctx_widgets.__file__).with_name("nbval_sanitize.cfg")
-    rules = _rules(shipped)
-    assert rules == _rules(REPO / "notebooks" / "sanitize.cfg")
-
-    def sanitize(text: str) -> str:
-        for regex, replace in rules:
-            text = re.sub(regex, replace, text)
-        return text
-
-    assert sanitize('{"model_id": "3f2a9c0e5b7d4e1f8a6b2c9d0e1f2a3b"}') == '{"model_id": "WIDGET-MODEL-ID"}'
-    # a standard client's chunk: the epoch seconds of "created" change on every run (issue 12)
-    assert sanitize("{'id': 'x', 'object': 'chat.completion.chunk', 'created': 1796171073, 'model': 'yao-agent'}") == (
-        "{'id': 'x', 'object': 'chat.completion.chunk', 'created': EPOCH-S, 'model': 'yao-agent'}")
-    assert sanitize('"created": 1796171073') == '"created": EPOCH-S' and sanitize("created 1796171073") == "created 1796171073"
-    assert sanitize("turn done: 4 in + 2 out = 6 tokens (estimate), 35 ms, hooks: Create") == (
-        "turn done: 4 in + 2 out = 6 tokens (estimate), N ms, hooks: Create"
-    )
-    assert sanitize("at 2026-11-29T14:05:00.123Z id 1764424800123") == "at TIMESTAMP id EPOCH-MS"
-    assert sanitize('"id": "progress_1795961220148"') == '"id": "progress_EPOCH-MS"'  # JS Date.now() in an id
-    assert sanitize("<Foo object at 0x7f3a2b1c0d90>") == "<Foo object at 0xADDRESS>"
-    assert sanitize("chatcmpl-abc123 9b2f6d1e-4c3a-4f8e-9d7b-1a2b3c4d5e6f") == "chatcmpl-ID UUID"
-    pinned = "total: 51 tokens (estimate) = 0.03% of 200,000\nhook set greet (JavaScript): Create, Done"
-    assert sanitize(pinned) == pinned
 
 
 # ---- replay ---------------------------------------------------------------------------------------
@@ -740,25 +541,6 @@ def test_a_failing_model_leaves_the_context_unchanged(ip: Any) -> None:
     assert ctx.messages() == before
 
 
-# ---- the notebooks that are regression checks -----------------------------------------------------
-NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
-
-
-def test_every_notebook_is_there() -> None:
-    assert [path.name for path in NOTEBOOKS] == ["hooks.ipynb", "models.ipynb", "regression.ipynb", "tour.ipynb", "usage.ipynb"]
-
-
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
-def test_notebook_is_stored_executed_with_the_python3_kernel(path: Path) -> None:
-    notebook = json.loads(path.read_text(encoding="utf-8"))
-    assert notebook["metadata"]["kernelspec"] == {"name": "python3", "display_name": "Python 3", "language": "python"}
-    code = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
-    # executed top to bottom in one kernel (nbval compares only cells with stored outputs)
-    assert [cell["execution_count"] for cell in code] == list(range(1, len(code) + 1))
-    assert sum(bool(cell["outputs"]) for cell in code) >= len(code) // 2
-    for cell in code:
-        for output in cell["outputs"]:
-            assert output["output_type"] != "error", (path.name, cell["source"][:80])
 
 
 def test_a_failed_run_puts_back_a_context_whose_last_message_the_turn_merged_into(shell):
