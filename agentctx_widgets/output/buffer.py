@@ -3,7 +3,11 @@
 ``send`` checks a message and applies it to the *pending* state at once, so a bad message raises where
 it was sent and nothing is buffered or applied. ``flush`` hands the buffered messages to every sink,
 in order, and applies them to the *flushed* state (``.state``). Each send costs the size of the message:
-both states are owned here and updated in place through the delta engine's plan/commit split.
+both states are owned here (``LiveState``) and updated in place through the delta engine's plan/commit
+split. The stream's own shape — a text append onto an open message's string prop — takes a fast path
+(``try_text_append`` + ``LiveState.append_text``): no general walk, no plan, the text kept as parts until
+the state is read. Everything else, and every case that shape could get wrong (an unknown id, a done
+message, another type, a target that is not a string), goes through the full path and its diagnostics.
 """
 
 from __future__ import annotations
@@ -12,9 +16,20 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, runtime_checkable
 
-from .delta import Change, DeltaError, State, commit_change, new_state, plan_message
+from .delta import Change, DeltaError, State
 from .diagnostics import Collector, DiagnosticError, diagnostic
-from .messages import OutputGroup, OutputMessage, clone_json, group_members, normalize_group, normalize_message
+from .live_state import LiveState
+from .messages import (
+    OutputGroup,
+    OutputMessage,
+    clone_json,
+    group_members,
+    normalize_group,
+    normalize_message,
+    try_text_append,
+)
+
+_TextAppend = tuple  # (id, type, key, text, normalized message): a send that took the fast path
 
 
 @runtime_checkable
@@ -88,12 +103,14 @@ class Output:
         self.diagnostics: list[dict] = []
         """What Yao accepts but a hook author almost surely did not mean (see ``output/diagnostics.py``)."""
         self._sinks: list[tuple[SinkLike, Callable[[list[dict[str, Any]]], None]]] = []
+        self._message_checks: list[Callable[[OutputMessage], None]] = []
+        """Each sink's ``check(message)`` (a client that refuses some messages at send), in sink order."""
         for sink in sinks or ():
             self.add_sink(sink)
-        self._pending_state: State = new_state()
-        self._flushed_state: State = new_state()
+        self._pending_state = LiveState()
+        self._flushed_state = LiveState()
         self._buffer: list[OutputMessage] = []
-        self._changes: list[Change] = []
+        self._changes: list[Change | _TextAppend] = []
         # [groups to sinks] each SendGroup still buffered: (start, end) in _buffer, the normalized group
         self._groups: list[tuple[int, int, OutputGroup]] = []
         # The last `history` flushed messages (None keeps all): a long stream of deltas must not keep
@@ -117,6 +134,7 @@ class Output:
     def add_sink(self, sink: SinkLike) -> SinkLike:
         """Deliver future flushes to ``sink`` too; returns it (handy for recorders)."""
         self._sinks.append((sink, _writer(sink)))
+        self._find_checks()
         return sink
 
     def remove_sink(self, sink: SinkLike) -> None:
@@ -124,8 +142,13 @@ class Output:
         for index, (known, _) in enumerate(self._sinks):
             if known is sink:
                 del self._sinks[index]
+                self._find_checks()
                 return
         raise ValueError(f"output sink {sink!r} is not attached to this Output")
+
+    def _find_checks(self) -> None:
+        checks = (getattr(sink, "check", None) for sink, _ in self._sinks)
+        self._message_checks = [check for check in checks if callable(check)]
 
     @property
     def sinks(self) -> list[SinkLike]:
@@ -139,12 +162,25 @@ class Output:
         Raises ``OutputMessageError`` (bad shape) or ``DeltaError`` (cannot apply) and then changes
         nothing.
         """
-        found = Collector()
-        normalized = normalize_message(message, report=found)
-        self._check_with_sinks("check", normalized)
-        change = plan_message(self._pending_state, normalized, report=found, checked=True)
+        normalized = try_text_append(message)
+        if normalized is not None:  # the stream's own shape: nothing to drop, nothing to report so far
+            for check in self._message_checks:
+                check(normalized)
+            msg_id, mtype, key = normalized["id"], normalized["type"], normalized["delta_path"]  # type: ignore[typeddict-item]
+            text = normalized["props"][key]
+            if self._pending_state.append_text(msg_id, mtype, key, text):
+                self._buffer.append(normalized)
+                self._changes.append((msg_id, mtype, key, text, normalized))
+                return msg_id
+            found = Collector()  # not an open string here: the full plan decides (and reports)
+        else:
+            found = Collector()
+            normalized = normalize_message(message, report=found)
+            for check in self._message_checks:
+                check(normalized)
+        change = self._pending_state.plan(normalized, report=found)
         self._release(found.items)  # strict: raised here, before anything of the message is applied
-        commit_change(self._pending_state, change)
+        self._pending_state.commit(change)
         self._buffer.append(normalized)
         self._changes.append(change)
         return change.id
@@ -163,27 +199,22 @@ class Output:
         self._check_with_sinks("check_group", record)
         messages = group_members(record)
         state = self._pending_state
-        order_length = len(state["order"])
+        order_length = len(state.read()["order"])
         saved: dict[str, dict[str, Any] | None] = {}
         changes: list[Change] = []
         try:
             for index, message in enumerate(messages):
                 try:
-                    change = plan_message(state, message, report=found, checked=True)
+                    change = state.plan(message, report=found)
                 except DeltaError as error:
                     raise DeltaError(error.code, f"group.messages[{index}]: {error}") from error
                 if change.id not in saved:
-                    saved[change.id] = None if change.is_new else clone_json(state["messages"][change.id])
-                commit_change(state, change)
+                    saved[change.id] = state.entry_copy(change.id)
+                state.commit(change)
                 changes.append(change)
             self._release(found.items)  # strict: the group is taken back below, whole
         except (DeltaError, DiagnosticError):
-            del state["order"][order_length:]
-            for msg_id, entry in saved.items():
-                if entry is None:
-                    state["messages"].pop(msg_id, None)
-                else:
-                    state["messages"][msg_id] = entry
+            state.restore(order_length, saved)
             raise
         self._groups.append((len(self._buffer), len(self._buffer) + len(messages), record))  # [groups to sinks]
         self._buffer.extend(messages)
@@ -200,8 +231,14 @@ class Output:
             return
         batch, changes, groups = self._buffer, self._changes, self._groups
         self._buffer, self._changes, self._groups = [], [], []
+        flushed = self._flushed_state
         for change in changes:
-            commit_change(self._flushed_state, change)
+            if type(change) is tuple:
+                msg_id, mtype, key, text, message = change
+                if not flushed.append_text(msg_id, mtype, key, text):  # cannot happen: the states agree
+                    flushed.commit(flushed.plan(message))
+            else:
+                flushed.commit(change)
         self._flushed.extend(batch)
         self._flushed_count += len(batch)
         errors: list[tuple[SinkLike, BaseException]] = []
@@ -226,13 +263,13 @@ class Output:
 
     @property
     def state(self) -> State:
-        """A copy of the delta state of everything flushed."""
-        return clone_json(self._flushed_state)
+        """A copy of the delta state of everything flushed (streamed text joined: costs the state's size)."""
+        return clone_json(self._flushed_state.read())
 
     @property
     def pending_state(self) -> State:
         """A copy of the delta state including messages not yet flushed."""
-        return clone_json(self._pending_state)
+        return clone_json(self._pending_state.read())
 
     @property
     def messages(self) -> list[OutputMessage]:
