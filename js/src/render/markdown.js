@@ -8,12 +8,17 @@
  * the tail is an open code fence, new characters are appended to its text node without parsing.
  * Lines are scanned once each, so an update costs O(new text + tail), not O(whole text).
  *
+ * A paragraph that grows past SPLIT_TAIL without a block boundary is committed in pieces at safe
+ * cuts (soft-split.js): a soft chunk (`.actx-md-soft`) is followed by one marked `.actx-md-cont`,
+ * with no gap between them, so layout and re-parsing stay about one piece per update.
+ *
  * DOM: `.actx-md` > `.actx-md-section`* (32 finished chunks each) > `.actx-md-chunk`*, then one
  * `.actx-md-tail`.
  */
 import { Marked } from "marked";
 import { h, warn } from "./dom.js";
 import { sanitizeToFragment } from "./sanitize.js";
+import { SoftSplitter } from "./soft-split.js";
 
 const marked = new Marked({
   gfm: true,
@@ -50,6 +55,10 @@ const SECTION_SIZE = 32;
 
 /** Tail length above which a still-growing tail is re-parsed geometrically, not per update. */
 const BIG_TAIL = 64 * 1024;
+
+/** A paragraph tail longer than this is cut into pieces of at least SPLIT_PIECE characters. */
+export const SPLIT_TAIL = 24 * 1024;
+export const SPLIT_PIECE = 8 * 1024;
 
 /** A skipped big-tail render is caught up this long after the text stops growing (ms). */
 const TAIL_SETTLE_MS = 150;
@@ -170,6 +179,10 @@ export class StreamingMarkdown {
     this.tailShown = -1;
     /** @type {ReturnType<typeof setTimeout> | null} catch-up render of a skipped big tail */
     this.settleTimer = null;
+    /** Safe cuts in the paragraph after the finished prefix. */
+    this.splitter = new SoftSplitter(0);
+    /** The finished prefix ends inside a paragraph (its last chunk was a soft cut). */
+    this.continues = false;
   }
 
   reset() {
@@ -183,6 +196,8 @@ export class StreamingMarkdown {
     this.scanner = new BlockScanner();
     this.openFence = null;
     this.tailShown = -1;
+    this.splitter = new SoftSplitter(0);
+    this.setContinues(false);
   }
 
   /**
@@ -198,13 +213,44 @@ export class StreamingMarkdown {
     this.scanner.feed(text);
     const boundary = this.scanner.boundary;
     if (boundary > this.committed) {
-      const chunk = h("div", { className: "actx-md-chunk" });
-      chunk.append(renderMarkdown(text.slice(this.committed, boundary)));
-      this.sectionFor().append(chunk);
-      this.committed = boundary;
-      this.openFence = null;
+      this.commit(boundary, false);
+      this.splitter.reset(boundary);
+    }
+    while (text.length - this.committed > SPLIT_TAIL) {
+      const cut = this.splitter.find(text, SPLIT_PIECE, text.length - SPLIT_PIECE);
+      if (cut === -1) break;
+      this.commit(cut, true);
+      this.splitter.reset(cut, true);
     }
     this.renderTail(text, streaming);
+  }
+
+  /**
+   * Render `text[committed, end)` into a finished chunk.
+   * @param {number} end
+   * @param {boolean} soft the chunk ends inside a paragraph that the next chunk (or the tail) continues
+   */
+  commit(end, soft) {
+    const source = this.text.slice(this.committed, end);
+    const chunk = h("div", { className: `actx-md-chunk${this.continues ? " actx-md-cont" : ""}${soft ? " actx-md-soft" : ""}` });
+    chunk.append(renderMarkdown(source));
+    if (soft) {
+      // The piece reads as the source does: no line break the parser wrote after its paragraph, and
+      // the words on both sides of the cut stay apart (a parser may drop a paragraph's trailing space).
+      while (chunk.lastChild instanceof Text && !chunk.lastChild.data.trim()) chunk.lastChild.remove();
+      const last = chunk.lastElementChild;
+      if (last && !/\s$/.test(last.textContent ?? "")) last.append(" ");
+    }
+    this.sectionFor().append(chunk);
+    this.committed = end;
+    this.openFence = null;
+    this.setContinues(soft);
+  }
+
+  /** @param {boolean} value */
+  setContinues(value) {
+    this.continues = value;
+    this.tail.classList.toggle("actx-md-cont", value);
   }
 
   /**
