@@ -1,6 +1,8 @@
 // Bundle the front end: src/index.js → agentctx_widgets/static/widget.js (ESM, every dependency
-// inside, no CDN) and src/styles.css → agentctx_widgets/static/widget.css.
-// `node build.mjs --entry <file> --outdir <dir>` builds another entry (dev pages, screenshots).
+// inside, no CDN), src/styles.css → agentctx_widgets/static/widget.css, and src/loader.js →
+// agentctx_widgets/static/loader.js (the small `_esm` each ContextView carries: it imports widget.js
+// from the kernel's one shared bundle model, so a notebook stores the bundle once).
+// `node build.mjs --entry <file> --outdir <dir>` builds another entry alone (dev pages, screenshots).
 import { build } from "esbuild";
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -13,6 +15,7 @@ const arg = (name, fallback) => {
   const at = args.indexOf(name);
   return at === -1 ? fallback : path.resolve(args[at + 1]);
 };
+const custom = args.includes("--entry");
 const entry = arg("--entry", path.join(here, "src/index.js"));
 const outdir = arg("--outdir", path.join(here, "../agentctx_widgets/static"));
 const minify = !args.includes("--no-minify");
@@ -23,7 +26,7 @@ if (!existsSync(entry)) {
 }
 
 await build({
-  entryPoints: { widget: entry },
+  entryPoints: custom ? { widget: entry } : { widget: entry, loader: path.join(here, "src/loader.js") },
   outdir,
   bundle: true,
   format: "esm",

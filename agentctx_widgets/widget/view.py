@@ -7,7 +7,6 @@ and the front end's ``sync`` requests.
 
 from __future__ import annotations
 
-import pathlib
 from typing import Any
 
 import anywidget
@@ -16,23 +15,12 @@ import traitlets
 
 from agentctx_widgets.context import estimate_context_tokens, fallback_context_window
 
+from .bundle import BundleReference, ViewCode
 from .stream import StreamProtocol
 from .transcript import transcript
 
-STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
 MAX_DIAGNOSTICS = 200
 """Diagnostics the header lists at most (a runaway hook can report thousands)."""
-
-_MISSING_BUNDLE = """
-export default { render({ el }) {
-  el.textContent = "[agentctx-widgets] front end not built: run `make js` (cd js && npm ci && npm run build)";
-} };
-"""
-
-
-def _static(name: str, fallback: str) -> pathlib.Path | str:
-    path = STATIC / name
-    return path if path.exists() else fallback
 
 
 class ContextView(anywidget.AnyWidget):
@@ -42,8 +30,11 @@ class ContextView(anywidget.AnyWidget):
     message being assembled; ``view.clear_output()`` forgets output messages.
     """
 
-    _esm = _static("widget.js", _MISSING_BUNDLE)
-    _css = _static("widget.css", "")
+    _esm = ViewCode("esm")
+    _css = ViewCode("css")
+    """A small loader that imports the bundle from ``_bundle`` (or the whole bundle where it cannot): bundle.py."""
+    _bundle = BundleReference()
+    """The kernel's one FrontEndBundle model, so a notebook stores the front end once, not once per view."""
     _snapshot = traitlets.Unicode("").tag(sync=True)
     """The settled front-end state as JSON text (debounced); what a saved notebook renders from."""
 

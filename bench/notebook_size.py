@@ -1,0 +1,76 @@
+"""Notebook size: an executed notebook with 1, 3 and 10 ContextViews, bundle shared vs carried per view.
+
+``jupyter nbconvert --execute`` stores the widget state of every open model in ``metadata.widgets``.
+Each view used to carry anywidget's ``_esm``/``_css`` (the whole front-end bundle); now one
+``FrontEndBundle`` model per kernel carries it and each view carries a small loader. The "per view"
+column is the old behaviour, which ``AGENTCTX_WIDGETS_INLINE_BUNDLE=1`` still gives (marimo, Colab).
+Both columns are measured in one run, each notebook executed by nbconvert in a fresh kernel.
+
+Run: ``.venv/bin/python bench/notebook_size.py`` (``--views 1 3 10`` picks the counts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+VENV_BIN = Path(sys.executable).parent
+KB = 1024
+
+CELL = """from agentctx_widgets import Context, ContextView
+ctx{i} = Context([{{"type": 2, "content": [{{"type": "text", "text": "Question {i}?"}}]}},
+                 {{"type": 3, "content": [{{"type": "text", "text": "Answer **{i}**."}}]}}], name="view {i}")
+ContextView(ctx{i})"""
+
+
+def notebook(views: int) -> dict:
+    cells = [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
+              "source": CELL.format(i=i)} for i in range(views)]
+    return {"cells": cells, "nbformat": 4, "nbformat_minor": 5,
+            "metadata": {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
+                                        "name": "python3"}, "language_info": {"name": "python"}}}
+
+
+def executed_size(views: int, *, inline: bool, workdir: Path) -> tuple[int, int]:
+    """Execute a notebook of ``views`` views with nbconvert; return (file bytes, metadata.widgets bytes)."""
+    source = workdir / f"views{views}_{'inline' if inline else 'shared'}.ipynb"
+    source.write_text(json.dumps(notebook(views), indent=1))
+    env = dict(os.environ, PYTHONPATH=str(REPO), JUPYTER_PATH=str(VENV_BIN.parent / "share" / "jupyter"))
+    env.pop("AGENTCTX_WIDGETS_INLINE_BUNDLE", None)
+    if inline:
+        env["AGENTCTX_WIDGETS_INLINE_BUNDLE"] = "1"
+    executed = source.with_name(source.stem + ".out.ipynb")
+    subprocess.run([str(VENV_BIN / "jupyter"), "nbconvert", "--to", "notebook", "--execute",
+                    "--output", executed.name, str(source)],
+                   env=env, cwd=workdir, check=True, capture_output=True, timeout=600)
+    data = json.loads(executed.read_text())
+    widgets = data["metadata"].get("widgets", {})
+    return executed.stat().st_size, len(json.dumps(widgets, indent=1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--views", type=int, nargs="+", default=[1, 3, 10])
+    args = parser.parse_args()
+    bundle = REPO / "agentctx_widgets" / "static"
+    print(f"## notebook size: nbconvert --execute, widget state stored "
+          f"(widget.js {(bundle / 'widget.js').stat().st_size / KB:.1f} KB, "
+          f"widget.css {(bundle / 'widget.css').stat().st_size / KB:.1f} KB)")
+    print("| views | bundle per view: file | shared bundle: file | per view: widget state | shared: widget state |")
+    print("|---:|---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory(prefix="actx-nbsize-") as tmp:
+        for views in args.views:
+            inline = executed_size(views, inline=True, workdir=Path(tmp))
+            shared = executed_size(views, inline=False, workdir=Path(tmp))
+            print(f"| {views} | {inline[0] / KB:.1f} KB | {shared[0] / KB:.1f} KB "
+                  f"| {inline[1] / KB:.1f} KB | {shared[1] / KB:.1f} KB |")
+
+
+if __name__ == "__main__":
+    main()
