@@ -8,11 +8,38 @@
 
 import { SHARED_SLOT } from "./delta.js";
 
-/** @typedef {{order: string[], messages: Record<string, any>}} Outputs */
+// The protocol's messages, name for name as agentctx_widgets/widget/protocol_types.py types them
+// (docs/internals.md lists the ops; tests/vectors/protocol.json records real sequences).
 /**
- * @typedef {{seq: number, header: Record<string, any>, context: any[], pending: any, outputs: Outputs}} State
+ * @typedef {import("./delta.js").OutputState} OutputsState the delta engine's state
+ * @typedef {Record<string, any>} ContextMessage a Context entry in the seed's shape (never looked into)
+ * @typedef {{type: string, props: Record<string, any>, id?: string, delta?: boolean, done?: boolean,
+ *   delta_path?: string, delta_action?: string, type_change?: boolean, group_id?: string,
+ *   group_start?: boolean, group_end?: boolean, metadata?: Record<string, any>}} OutputMessage
+ * @typedef {{name: string, count: number, tokens: number, window: number | null, model: string | null,
+ *   rateLimits?: Record<string, string> | null, diagnostics?: Record<string, any>[] | null}} Header
+ * @typedef {{seq: number, header: Header, context: ContextMessage[], pending: ContextMessage | null,
+ *   outputs: OutputsState}} ViewState
+ *
+ * @typedef {{op: "ctx", action: "added" | "updated", index: number, message: ContextMessage}} CtxChangeOp
+ * @typedef {{op: "ctx", action: "removed", index: number}} CtxRemovedOp
+ * @typedef {{op: "ctx", action: "reset", messages: ContextMessage[]}} CtxResetOp
+ * @typedef {CtxChangeOp | CtxRemovedOp | CtxResetOp} CtxOp
+ * @typedef {{op: "out", message: OutputMessage}} OutOp
+ * @typedef {{op: "pending", message: ContextMessage | null}} PendingOp
+ * @typedef {{op: "pending_append", index: number, key: string, text: string}} PendingAppendOp
+ * @typedef {{op: "header", header: Header}} HeaderOp
+ * @typedef {{op: "clear_output"}} ClearOutputOp
+ * @typedef {CtxOp | OutOp | PendingOp | PendingAppendOp | HeaderOp | ClearOutputOp} Op
+ *
+ * @typedef {{kind: "batch", seq: number, ops: Op[]}} Batch kernel → page: the ops after batch seq - 1
+ * @typedef {{kind: "snapshot", seq: number, state: ViewState}} Snapshot kernel → page: the whole state at seq
+ * @typedef {Batch | Snapshot} KernelMessage
+ * @typedef {{kind: "sync", seq: number}} SyncRequest page → kernel: "send me a snapshot; I am at seq"
+ */
+/**
  * @typedef {import("./render/index.js").Changes} Changes
- * @typedef {(outputs: Outputs, message: any) => Outputs} ApplyOut
+ * @typedef {(outputs: OutputsState, message: OutputMessage) => OutputsState} ApplyOut
  */
 
 import { LOG_PREFIX } from "./render/dom.js";
@@ -22,7 +49,7 @@ export { LOG_PREFIX };
 /** How long to wait before asking again for a snapshot that has not come (ms). */
 export const SYNC_RETRY_MS = 1000;
 
-/** @returns {State} */
+/** @returns {ViewState} */
 export function emptyState() {
   return {
     seq: 0,
@@ -38,7 +65,7 @@ export class ProtocolStore {
   /** @param {ApplyOut} applyOut the JS delta engine (returns the new outputs state) */
   constructor(applyOut) {
     this.applyOut = applyOut;
-    /** @type {State} */
+    /** @type {ViewState} */
     this.state = emptyState();
     /** Whether any snapshot has been adopted (until then even seq 0 is news). */
     this.loaded = false;
@@ -52,8 +79,9 @@ export class ProtocolStore {
   }
 
   /**
-   * Adopt a whole state when it is newer than ours.
-   * @param {any} state
+   * Adopt a whole state when it is newer than ours (from a snapshot message or the parsed trait,
+   * so it is checked, not trusted: anything without a numeric seq is refused).
+   * @param {Partial<ViewState> | null | undefined} state
    * @returns {boolean} whether it was adopted
    */
   adopt(state) {
@@ -74,7 +102,7 @@ export class ProtocolStore {
 
   /**
    * Apply one batch if it is the next one.
-   * @param {{seq: number, ops: any[]}} batch
+   * @param {Batch} batch
    * @returns {"applied" | "stale" | "gap" | "failed"}
    */
   applyBatch(batch) {
@@ -92,7 +120,7 @@ export class ProtocolStore {
     return "applied";
   }
 
-  /** @param {any} op */
+  /** @param {Op} op */
   applyOp(op) {
     const state = this.state;
     const changes = this.changes;
@@ -128,7 +156,7 @@ export class ProtocolStore {
         changes.outputs = "all";
         return;
       default:
-        console.warn(LOG_PREFIX, "unknown op", op.op);
+        console.warn(LOG_PREFIX, "unknown op", /** @type {{op?: unknown}} */ (op).op);
     }
   }
 
@@ -143,26 +171,29 @@ export class ProtocolStore {
 }
 
 /**
- * @param {any[]} context
- * @param {any} op
+ * @param {ContextMessage[]} context
+ * @param {CtxOp} op
  * @param {Changes} changes
  */
 function applyContextOp(context, op, changes) {
-  const { action, index } = op;
-  if (action === "added") {
+  const action = op.action;
+  if (op.action === "reset") {
+    changes.context = "all";
+    return;
+  }
+  const index = op.index;
+  if (op.action === "added") {
     if (index < 0 || index > context.length) throw new Error(`ctx added at ${index} of ${context.length}`);
     context.splice(index, 0, op.message);
     if (index === context.length - 1) addChange(changes, "context", index);
     else changes.context = "all";
-  } else if (action === "updated") {
+  } else if (op.action === "updated") {
     if (index < 0 || index >= context.length) throw new Error(`ctx updated at ${index} of ${context.length}`);
     context[index] = op.message;
     addChange(changes, "context", index);
-  } else if (action === "removed") {
+  } else if (op.action === "removed") {
     if (index < 0 || index >= context.length) throw new Error(`ctx removed at ${index} of ${context.length}`);
     context.splice(index, 1);
-    changes.context = "all";
-  } else if (action === "reset") {
     changes.context = "all";
   } else {
     throw new Error(`unknown ctx action ${action}`);
@@ -184,6 +215,7 @@ function addChange(changes, key, item) {
 /**
  * Parse the `_snapshot` trait (JSON text); null when empty or unreadable.
  * @param {unknown} text
+ * @returns {Partial<ViewState> | null}
  */
 export function parseSnapshot(text) {
   if (typeof text !== "string" || text === "") return null;
@@ -207,17 +239,30 @@ export function peekSeq(text) {
 }
 
 /**
+ * Whether a comm message is one of ours: a batch (ops a list) or a snapshot, with a numeric seq.
+ * Anything else (another library's message on the same comm) is ignored.
+ * @param {unknown} value
+ * @returns {value is KernelMessage}
+ */
+export function isKernelMessage(value) {
+  if (!value || typeof value !== "object") return false;
+  const message = /** @type {{kind?: unknown, seq?: unknown, ops?: unknown}} */ (value);
+  if (typeof message.seq !== "number") return false;
+  return message.kind === "snapshot" || (message.kind === "batch" && Array.isArray(message.ops));
+}
+
+/**
  * Wire an anywidget model to a renderer through a ProtocolStore.
  *
  * @param {{
- *   model: {get(name: string): any, on(event: string, cb: Function): void, off(event: string, cb: Function): void, send(content: any): void},
- *   renderer: {update(state: State, changes: Changes): void},
+ *   model: {get(name: string): any, on(event: string, cb: Function): void, off(event: string, cb: Function): void, send(content: SyncRequest): void},
+ *   renderer: {update(state: ViewState, changes: Changes): void},
  *   applyOut: ApplyOut,
  *   signal: AbortSignal,
  *   requestFrame?: (cb: () => void) => any,
  *   cancelFrame?: (handle: any) => void,
  *   now?: () => number,
- *   onRendered?: (state: State) => void,
+ *   onRendered?: (state: ViewState) => void,
  * }} options
  * @returns {ProtocolStore}
  */
@@ -257,16 +302,18 @@ export function connect({
     if (!force && t - lastSyncAsk < SYNC_RETRY_MS) return;
     lastSyncAsk = t;
     try {
-      model.send({ kind: "sync", seq: store.seq });
+      /** @type {SyncRequest} */
+      const request = { kind: "sync", seq: store.seq };
+      model.send(request);
     } catch (error) {
       // No kernel (a saved notebook): the `_snapshot` trait is all there is.
       console.debug(LOG_PREFIX, "sync not sent", error);
     }
   };
 
-  /** @param {any} received */
+  /** @param {unknown} received */
   const onCustom = (received) => {
-    if (!received || typeof received !== "object") return;
+    if (!isKernelMessage(received)) return;
     // Every view of one model receives the same message object, and the store writes into what it
     // keeps (in-place deltas, pending_append, context splices): each view needs its own copy.
     const message = structuredClone(received);
@@ -281,7 +328,7 @@ export function connect({
   };
   const onSnapshotTrait = () => {
     const text = model.get("_snapshot");
-    // The kernel rewrites the trait about once a second while busy; skip parsing a big state we would not adopt.
+    // The kernel rewrites the trait each time a stream settles; skip parsing a big state we would not adopt.
     const seq = peekSeq(text);
     if (store.loaded && seq !== null && seq <= store.seq) return;
     if (store.adopt(parseSnapshot(text))) scheduleRender();

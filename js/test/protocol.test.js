@@ -1,21 +1,11 @@
 import { describe, expect, it, vi } from "vitest";
+import { applyMessageInPlace } from "../src/delta.js";
 import { connect, emptyState, peekSeq, ProtocolStore, SYNC_RETRY_MS } from "../src/protocol.js";
 
-/** A minimal stand-in for the delta engine: replace, or string append at a top-level path. */
+/** The real delta engine, wired as js/src/index.js wires it: in place, on the store's own copy. */
 function applyOut(outputs, message) {
-  const id = message.id || "ai-response-unknown"; // the engine's shared slot for id-less messages
-  const messages = { ...outputs.messages };
-  const order = [...outputs.order];
-  const old = messages[id];
-  if (!message.delta) {
-    if (!old) order.push(id);
-    messages[id] = { id, type: message.type, props: { ...message.props }, done: !!message.done };
-  } else {
-    if (!old) throw new Error(`unknown id ${id}`);
-    const key = message.delta_path;
-    messages[id] = { ...old, props: { ...old.props, [key]: (old.props[key] ?? "") + message.props[key] } };
-  }
-  return { order, messages };
+  applyMessageInPlace(outputs, message);
+  return outputs;
 }
 
 /** An anywidget-like model whose sends are recorded and whose events the test fires. */
@@ -173,7 +163,8 @@ describe("connect", () => {
     model.emit("msg:custom", { kind: "snapshot", seq: 0, state: snapshotOf(0) });
     model.sent.length = 0;
     const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
-    model.emit("msg:custom", { kind: "batch", seq: 1, ops: [append("nope", "x")] });
+    // a message with no type is not a message: the engine throws, the store cannot follow the kernel
+    model.emit("msg:custom", { kind: "batch", seq: 1, ops: [{ op: "out", message: { id: "x", props: {} } }] });
     warn.mockRestore();
     expect(model.sent).toEqual([{ kind: "sync", seq: 0 }]);
     expect(store.loaded).toBe(false);
@@ -191,14 +182,9 @@ describe("connect", () => {
 
   it("two views of one model, fed the same message objects, converge without applying anything twice", () => {
     const model = mockModel();
-    const inPlace = (outputs, message) => {
-      // like the real engine's in-place form: appends write into the stored entry
-      const next = applyOut(outputs, message);
-      Object.assign(outputs, next);
-      return outputs;
-    };
+    // the real engine writes appends into the stored entry: a shared object would get them twice
     const stores = [0, 1].map(() =>
-      connect({ model, renderer: { update() {} }, applyOut: inPlace, signal: new AbortController().signal, requestFrame: () => 1 }),
+      connect({ model, renderer: { update() {} }, applyOut, signal: new AbortController().signal, requestFrame: () => 1 }),
     );
     const pending = { type: 3, content: [{ type: "text", text: "a" }] };
     model.emit("msg:custom", {
@@ -221,6 +207,19 @@ describe("connect", () => {
       expect(store.state.outputs.messages.m.props.content).toBe("xy");
     }
     expect(pending.content[0].text).toBe("a"); // the received message itself is never written into
+  });
+
+  it("ignores comm messages that are not a batch or snapshot with a numeric seq", () => {
+    const { model, store, frames } = setup();
+    model.emit("msg:custom", { kind: "snapshot", seq: 1, state: snapshotOf(1) });
+    model.sent.length = 0;
+    for (const foreign of [null, "text", { kind: "batch", ops: [text("m", "x")] }, { kind: "batch", seq: 2, ops: "x" }, { kind: "other", seq: 2 }]) {
+      model.emit("msg:custom", foreign);
+    }
+    frames.run();
+    expect(store.seq).toBe(1);
+    expect(store.state.outputs).toEqual({ order: [], messages: {} });
+    expect(model.sent).toEqual([]); // not taken for a gap either
   });
 
   it("survives a model whose send throws (no kernel)", () => {
