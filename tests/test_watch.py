@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -322,3 +323,18 @@ def test_the_blocking_form_returns_on_a_real_sigint_and_stops_its_thread(tmp_pat
             child.wait()
     assert child.returncode == 0, err[-3000:]
     assert json.loads(out) == {"alive": False, "messages": [user("x"), assistant("y")], "threads": []}
+
+
+def test_the_blocking_form_returns_when_the_view_is_closed(tmp_path):
+    view = ContextView()
+
+    def close_once_watching() -> None:
+        wait_for(lambda: any(t.name == "agentctx watch s.jsonl" for t in threading.enumerate()), "the thread")
+        view.close()
+
+    closer = threading.Thread(target=close_once_watching, daemon=True)
+    closer.start()
+    watcher = watch(tmp_path / "s.jsonl", view=view, interval=0.02, block=True)
+    closer.join(DEADLINE)
+    assert watcher.alive is False
+    assert not any(t.name == "agentctx watch s.jsonl" for t in threading.enumerate())
