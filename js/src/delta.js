@@ -49,6 +49,7 @@ const UNDEFINED = Symbol("undefined");
 const PART = /^([A-Za-z0-9_]+)(?:\[([0-9]+)\])?$/;
 const INDEX = /^(?:0|[1-9][0-9]*)$/;
 const DIGITS = /^[0-9]+$/;
+const PLAIN = /^[A-Za-z0-9_]+$/;
 const MAX_INDEX = 4294967294;
 const HIDDEN = "hidden";
 const LENGTH = "length";
@@ -178,6 +179,7 @@ function get(value, key) {
 
 /** DeltaError unless `value` is plain JSON data. @param {any} value @param {string} where */
 function checkJson(value, where) {
+  if (isFlatJson(value)) return; // the common case: a few strings (a streamed delta)
   /** @type {[any, string][]} */
   const stack = [[value, where]];
   while (stack.length > 0) {
@@ -195,6 +197,19 @@ function checkJson(value, where) {
       throw invalid(`${at} is a ${typeof item}, which JSON cannot carry`);
     }
   }
+}
+
+/** A plain object whose values are all JSON scalars: nothing to walk. @param {any} value */
+function isFlatJson(value) {
+  if (!isObject(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const key of Object.keys(value)) {
+    const item = value[key];
+    if (!(item === null || typeof item === "string" || typeof item === "boolean"
+      || (typeof item === "number" && Number.isFinite(item)))) return false;
+  }
+  return true;
 }
 
 // ---- paths -------------------------------------------------------------------------------------------
@@ -604,10 +619,19 @@ export function planMessage(state, message, report) {
   if (entry !== null && !(isObject(entry) && isObject(entry.props) && typeof entry.type === "string")) {
     throw new DeltaError("invalid_state", `state entry ${JSON.stringify(id)} is not {id, type, props, done}`);
   }
-  const plan = new Planner(id);
-  if (shared && entry !== null) plan.note("shared_slot", null, { count: "2 or more" });
   const groupId = absent(message.group_id) ? null : message.group_id;
   const metadata = absent(message.metadata) ? null : message.metadata;
+  if (delta && !shared && entry !== null && action === "append" && (type === entry.type || !type)
+    && !has(message, "type_change") && !truthy(entry.done) && PLAIN.test(rawPath)
+    && typeof (has(props, rawPath) ? props[rawPath] : undefined) === "string"
+    && typeof (has(entry.props, rawPath) ? entry.props[rawPath] : undefined) === "string") {
+    // the stream's own case, text onto text, nothing to report: no planner. The concatenation keeps
+    // both parts (a rope in every JavaScript engine) and joins them when the text is first read.
+    return { id, groupId, metadata, isNew: false, type: entry.type, mode: "delta", fresh: false,
+      value: [["concat", [rawPath], props[rawPath]]], done };
+  }
+  const plan = new Planner(id);
+  if (shared && entry !== null) plan.note("shared_slot", null, { count: "2 or more" });
   const isNew = entry === null;
   const closed = entry !== null && truthy(entry.done);
   if (closed) plan.note("after_done", null, { id });

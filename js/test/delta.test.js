@@ -147,6 +147,41 @@ describe("delta engine", () => {
     expect(() => applyMessage({ order: {}, messages: {} }, { type: "text" })).toThrow(DeltaError);
   });
 
+  it("plans the stream's own shape (text onto an open text) as one concat, reporting nothing", () => {
+    const state = applyMessage(newState(), { type: "text", id: "m", props: { content: "Hello", n: 1 } });
+    const append = { type: "text", id: "m", props: { content: " world" }, delta: true, delta_path: "content",
+      delta_action: "append" };
+    const { seen, report } = recorder();
+    const change = planMessage(state, append, report);
+    expect(change).toEqual({ id: "m", groupId: null, metadata: null, isNew: false, type: "text", mode: "delta",
+      fresh: false, value: [["concat", ["content"], " world"]], done: false });
+    expect(seen).toEqual([]);
+    expect(state.messages.m.props).toEqual({ content: "Hello", n: 1 }); // planning never writes
+    applyMessageInPlace(state, { ...append, type: "" }); // "" never switches the type
+    expect(state.messages.m).toEqual({ id: "m", type: "text", props: { content: "Hello world", n: 1 }, done: false });
+  });
+
+  it("leaves every case around that shape to the planner, with its diagnostics", () => {
+    const open = applyMessage(newState(), { type: "text", id: "m", props: { content: "a", n: 1 } });
+    const done = applyMessage(open, { type: "text", id: "m", done: true });
+    const append = { type: "text", id: "m", props: { content: "b" }, delta: true, delta_path: "content" };
+    /** @type {[any, any, string[], Record<string, any>][]} */
+    const cases = [
+      [done, append, ["after_done"], { content: "b" }],
+      [open, { ...append, type: "thinking" }, ["type_changed"], { content: "ab", n: 1 }],
+      [open, { ...append, type_change: true }, [], { content: "b" }],
+      [open, { ...append, id: "x" }, ["unknown_id"], { content: "b" }],
+      [open, { ...append, delta_path: "n", props: { n: "b" } }, ["append_replaced"], { content: "a", n: "b" }],
+      [open, { ...append, props: { content: 5 } }, ["append_coerced"], { content: "a5", n: 1 }],
+    ];
+    for (const [state, message, expectedCodes, props] of cases) {
+      const { codes, report } = recorder();
+      const next = applyMessage(state, message, report);
+      expect(codes()).toEqual(expectedCodes);
+      expect(next.messages[message.id].props).toEqual(props);
+    }
+  });
+
   it("streams 10,000 appends in place", () => {
     const state = newState();
     applyMessageInPlace(state, { type: "text", id: "m", props: { content: "" } });
