@@ -1,8 +1,8 @@
 """Notebook size: an executed notebook with 1, 3 and 10 ContextViews, bundle shared vs carried per view.
 
-``jupyter nbconvert --execute`` stores the widget state of every open model in ``metadata.widgets``.
-Each view used to carry anywidget's ``_esm``/``_css`` (the whole front-end bundle); now one
-``FrontEndBundle`` model per kernel carries it and each view carries a small loader. The "per view"
+``jupyter nbconvert --execute`` stores the widget state of every model the kernel opened (closed ones
+too) in ``metadata.widgets``. Each view used to carry anywidget's ``_esm``/``_css`` (the whole front-end
+bundle); now one ``FrontEndBundle`` model per kernel carries it, gzipped, and each view a small loader. The "per view"
 column is the old behaviour, which ``AGENTCTX_WIDGETS_INLINE_BUNDLE=1`` still gives (marimo, Colab).
 Both columns are measured in one run, each notebook executed by nbconvert in a fresh kernel.
 

@@ -2,7 +2,7 @@
 
 anywidget keeps a widget's ``_esm`` and ``_css`` in each model's state, and a saved notebook stores the
 state of every model, so ten views stored the ~130 KB bundle ten times. Here one ``FrontEndBundle``
-model per kernel holds the code and CSS; each ``ContextView`` carries only ``static/loader.js`` as its
+model per kernel holds the code and CSS (gzipped and base64-encoded: ~60 KB in the notebook); each ``ContextView`` carries only ``static/loader.js`` as its
 ``_esm`` and a widget reference to that model in ``_bundle`` (the loader imports the bundle once per
 page). Where that reference cannot be followed — marimo, Colab, or ``AGENTCTX_WIDGETS_INLINE_BUNDLE=1``
 — a view carries the whole bundle as before.
@@ -10,7 +10,9 @@ page). Where that reference cannot be followed — marimo, Colab, or ``AGENTCTX_
 
 from __future__ import annotations
 
+import base64
 import functools
+import gzip
 import hashlib
 import os
 import pathlib
@@ -23,6 +25,7 @@ import ipywidgets
 import traitlets
 
 STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
+ENCODING = "gzip+base64"
 INLINE_ENV = "AGENTCTX_WIDGETS_INLINE_BUNDLE"
 """Set to 1 to make every view carry the whole bundle (a front end without widget references)."""
 
@@ -67,11 +70,21 @@ class FrontEndBundle(ipywidgets.Widget):
     """
 
     esm = traitlets.Unicode("").tag(sync=True)
+    """widget.js, encoded as ``encoding`` says."""
     css = traitlets.Unicode("").tag(sync=True)
+    """widget.css, encoded as ``encoding`` says."""
+    encoding = traitlets.Unicode(ENCODING).tag(sync=True)
+    """How ``esm`` and ``css`` are written: gzip then base64 (the loader decodes with DecompressionStream)."""
     digest = traitlets.Unicode("").tag(sync=True)
+    """Of the decoded text: the page imports one module per digest, however many kernels share it."""
 
     def __repr__(self) -> str:
         return f"FrontEndBundle(digest={self.digest!r}, esm={len(self.esm):,} chars, css={len(self.css):,} chars)"
+
+
+def encode(text: str) -> str:
+    """gzip (no timestamp, so the same bundle always gives the same notebook) then base64."""
+    return base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)).decode("ascii")
 
 
 def inline_reason() -> str | None:
@@ -110,9 +123,15 @@ def shared_bundle() -> FrontEndBundle | None:
         return None
     with _lock:
         if _shared is None or _shared.comm is None:  # Widget.close() (or close_all) drops the comm
-            files = bundle_files()
-            _shared = FrontEndBundle(esm=files.esm, css=files.css, digest=files.digest)
+            esm, css = _encoded_files()
+            _shared = FrontEndBundle(esm=esm, css=css, digest=bundle_files().digest)
         return _shared
+
+
+@functools.cache
+def _encoded_files() -> tuple[str, str]:
+    files = bundle_files()
+    return encode(files.esm), encode(files.css) if files.css else ""
 
 
 class ViewCode:

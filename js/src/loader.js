@@ -1,10 +1,11 @@
 // The `_esm` every ContextView carries instead of the whole front end (static/loader.js).
 //
 // anywidget stores a widget's `_esm` and `_css` in each model's state, so a notebook with ten views
-// stored the bundle ten times. The kernel keeps one FrontEndBundle model (code, CSS, digest) and each
-// view refers to it in its `_bundle` trait; this loader follows that reference, imports the bundle
-// once per page (cached by digest on globalThis: every view's loader is a module of its own), injects
-// the CSS once, and hands the view to the bundle's `render`.
+// stored the bundle ten times. The kernel keeps one FrontEndBundle model (code and CSS, gzipped and
+// base64-encoded: a third of the text's size in the notebook; a digest) and each view refers to it in
+// its `_bundle` trait; this loader follows that reference, decodes and imports the bundle once per
+// page (cached by digest on globalThis: every view's loader is a module of its own), injects the CSS
+// once, and hands the view to the bundle's `render`.
 import { LOG_PREFIX } from "./render/dom.js";
 
 export const REF_PREFIX = "IPY_MODEL_";
@@ -44,12 +45,13 @@ export async function resolveBundleModel(model) {
 }
 
 /**
- * Import the bundle's code once per page and inject its CSS once; resolves to the module.
+ * Decode, inject the CSS of and import the bundle once per page; resolves to the module.
  * @param {any} bundle the FrontEndBundle model
  * @param {Document} [doc]
+ * @param {(code: string) => Promise<any>} [importer] how code becomes a module (tests pass their own)
  * @returns {Promise<any>}
  */
-export function importBundle(bundle, doc = document) {
+export function importBundle(bundle, doc = document, importer = importText) {
   const digest = bundle.get("digest");
   const esm = bundle.get("esm");
   if (typeof digest !== "string" || !/^[0-9a-f]{16,64}$/.test(digest)) {
@@ -58,21 +60,38 @@ export function importBundle(bundle, doc = document) {
   if (typeof esm !== "string" || esm === "") {
     return Promise.reject(new Error(`the FrontEndBundle ${digest} holds no code`));
   }
-  injectCss(doc, digest, bundle.get("css"));
   const cache = moduleCache();
   let loading = cache.get(digest);
   if (!loading) {
-    loading = importText(esm);
+    const encoding = bundle.get("encoding");
+    const css = bundle.get("css");
+    loading = (async () => {
+      injectCss(doc, digest, typeof css === "string" ? await decode(css, encoding) : "");
+      return importer(await decode(esm, encoding));
+    })();
     cache.set(digest, loading);
-    loading.catch(() => cache.delete(digest)); // a failed import may be retried by the next view
+    loading.catch(() => cache.delete(digest)); // a failed load may be retried by the next view
   }
   return loading;
 }
 
-/** @param {Document} doc @param {string} digest @param {unknown} css */
+/**
+ * The text of a FrontEndBundle field: `gzip+base64` (what the kernel sends) or plain text.
+ * @param {string} text @param {unknown} encoding
+ * @returns {Promise<string>}
+ */
+export async function decode(text, encoding) {
+  if (encoding === "" || encoding === undefined || text === "") return text;
+  if (encoding !== "gzip+base64") throw new Error(`unknown FrontEndBundle encoding ${JSON.stringify(encoding)}`);
+  if (typeof DecompressionStream !== "function") throw new Error("this browser has no DecompressionStream");
+  const bytes = Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
+  const body = /** @type {ReadableStream<any>} */ (new Response(bytes).body);
+  return new Response(body.pipeThrough(new DecompressionStream("gzip"))).text();
+}
+
+/** @param {Document} doc @param {string} digest @param {string} css */
 function injectCss(doc, digest, css) {
-  if (typeof css !== "string" || css === "") return;
-  if (doc.head.querySelector(`style[data-agentctx-bundle="${digest}"]`)) return;
+  if (css === "" || doc.head.querySelector(`style[data-agentctx-bundle="${digest}"]`)) return;
   const style = doc.createElement("style");
   style.dataset.agentctxBundle = digest;
   style.textContent = css;

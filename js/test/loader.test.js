@@ -1,5 +1,6 @@
+import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import loader, { importBundle, REF_PREFIX, resolveBundleModel } from "../src/loader.js";
+import loader, { decode, importBundle, REF_PREFIX, resolveBundleModel } from "../src/loader.js";
 
 const MODULES = Symbol.for("agentctx-widgets.bundle-modules");
 const DIGEST = "0123456789abcdef0123456789abcdef";
@@ -20,6 +21,9 @@ function manager(models) {
     },
   };
 }
+
+/** What the kernel writes: gzip, then base64. */
+const encode = (text) => gzipSync(Buffer.from(text, "utf8")).toString("base64");
 
 /** Pretend the bundle with `digest` was already imported on this page (Node cannot import blob: URLs). */
 function preload(digest, module) {
@@ -54,15 +58,42 @@ describe("resolveBundleModel", () => {
   });
 });
 
+describe("decode", () => {
+  it("reads gzip+base64 (what the kernel sends) and plain text", async () => {
+    const text = "export default { render() {} }; // é ✓ \u{1F600}";
+    expect(await decode(encode(text), "gzip+base64")).toBe(text);
+    expect(await decode(text, "")).toBe(text);
+  });
+
+  it("names an encoding it does not know", async () => {
+    await expect(decode("abc", "brotli")).rejects.toThrow('unknown FrontEndBundle encoding "brotli"');
+  });
+});
+
 describe("importBundle", () => {
-  it("injects the CSS once per digest and reuses the page's module", async () => {
+  it("decodes, injects the CSS once and imports the code once per digest", async () => {
     const module = { default: { render: () => undefined } };
-    preload(DIGEST, module);
-    const bundle = traitModel({ digest: DIGEST, esm: "export default {}", css: ".x{color:red}" });
-    expect(await importBundle(bundle)).toBe(module);
-    expect(await importBundle(bundle)).toBe(module);
+    const imported = [];
+    const importer = async (code) => {
+      imported.push(code);
+      return module;
+    };
+    const bundle = traitModel({ digest: DIGEST, encoding: "gzip+base64", esm: encode("export default {}"),
+                                css: encode(".x{color:red}") });
+    expect(await importBundle(bundle, document, importer)).toBe(module);
+    expect(await importBundle(bundle, document, importer)).toBe(module);
+    expect(imported).toEqual(["export default {}"]);
     const styles = [...document.head.querySelectorAll("style")];
     expect(styles.map((s) => [s.dataset.agentctxBundle, s.textContent])).toEqual([[DIGEST, ".x{color:red}"]]);
+  });
+
+  it("tries again after a failed import", async () => {
+    const bundle = traitModel({ digest: DIGEST, encoding: "", esm: "code", css: "" });
+    const failing = async () => {
+      throw new Error("no");
+    };
+    await expect(importBundle(bundle, document, failing)).rejects.toThrow("no");
+    expect(await importBundle(bundle, document, async () => "second")).toBe("second");
   });
 
   it("refuses a digest that is not hex and a bundle without code, naming the value", async () => {
