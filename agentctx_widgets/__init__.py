@@ -46,7 +46,12 @@ _EXPORTS.update(
         "AnthropicModel": "models",
         "Tool": "models",
         "ContextView": "widget",
+        "TurnDisplay": "widget",
+        "TurnDocument": "widget",
         "to_html": "html",
+        "show": "notebook",
+        "usage": "notebook",
+        "run": "notebook",
     }
 )
 

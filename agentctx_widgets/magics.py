@@ -43,6 +43,7 @@ a failed turn touched is put back as it was.
 
 from __future__ import annotations
 
+import ast
 import copy
 import keyword
 import re
@@ -59,7 +60,6 @@ from IPython.display import display
 
 from ._magic_args import MagicError, command_help, overview, parse_magic
 from .hooks.base import HOOK_NAMES
-from .hooks.checkpoint import ContextCheckpoint
 
 if TYPE_CHECKING:
     from ._usage_report import UsageReport
@@ -103,6 +103,14 @@ def detect_language(cell: str) -> str:
     return "python"
 
 
+def _is_agentctx_call(node: ast.AST, line: str) -> bool:
+    """Is ``node`` IPython's rewrite of ``%agentctx LINE``: ``get_ipython().run_line_magic('agentctx', LINE)``?"""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "run_line_magic" and len(node.args) >= 2
+            and all(isinstance(arg, ast.Constant) for arg in node.args[:2])
+            and node.args[0].value == "agentctx" and node.args[1].value == line)
+
+
 def stream_chunks(text: str) -> list[str]:
     """Split text into word-sized chunks that join back to exactly ``text``."""
     chunks = _CHUNK.findall(text)
@@ -129,15 +137,51 @@ class AgentContextMagics(Magics):
         """Hook sets defined with ``%%agentctx hooks NAME``, by name."""
         self.last_result: Any = None
         """The TurnResult of the last ``%agentctx run`` (for inspection after a run)."""
+        self._line = ""
+        self._calls_seen: tuple[Any, dict[str, int]] = (None, {})
 
     @property
     def _ns(self) -> dict[str, Any]:
         return self.shell.user_ns
 
+    # ---- displaying where the magic stands -------------------------------------------------
+    def _where_it_stands(self, value: Any) -> Any:
+        """Display ``value`` now unless IPython will (the magic is the cell's last expression), as
+        ``%timeit`` prints wherever it stands; return it either way (``x = %agentctx usage ctx``)."""
+        if not self._displayed_by_ipython(self._line):
+            display(value)
+        return value
+
+    def _displayed_by_ipython(self, line: str) -> bool:
+        """Is this call of ``%agentctx LINE`` the last expression of the running cell, not silenced
+        with ``;`` — so that IPython's displayhook shows what it returns?"""
+        history = self._ns.get("_ih") or []
+        try:
+            tree = ast.parse(history[-1] if history else "")
+        except SyntaxError:
+            return False
+        calls = sorted((node for node in ast.walk(tree) if _is_agentctx_call(node, line)),
+                       key=lambda node: (node.lineno, node.col_offset))
+        key = (self.shell.execution_count, line)
+        if self._calls_seen[0] != key[0]:
+            self._calls_seen = (key[0], {})
+        seen = self._calls_seen[1]
+        seen[line] = nth = seen.get(line, 0) + 1  # this is the nth such call of the cell
+        last = tree.body[-1] if tree.body else None
+        if not (isinstance(last, ast.Expr) and _is_agentctx_call(last.value, line)):
+            return False
+        if calls.index(last.value) != nth - 1:
+            return False
+        try:
+            return not self.shell.displayhook.quiet()
+        except Exception:  # noqa: BLE001 - a displayhook without quiet(): IPython shows the value
+            return True
+
     @line_cell_magic
     def agentctx(self, line: str, cell: str | None = None) -> Any:
         """Show, measure and run agent contexts; ``%agentctx help`` lists the subcommands."""
         name = "agentctx"
+        self._line = line
         try:
             command = parse_magic(line, cell)
             name = command.name
@@ -151,23 +195,20 @@ class AgentContextMagics(Magics):
 
     # ---- resolving names ------------------------------------------------------------------
     def _load_path(self, path: str | Path, what: str) -> Any:
-        from .context import Context
+        from .notebook import UnreadableSessionError, load_session
 
-        file = Path(path).expanduser()
-        if not file.exists() and not file.is_symlink():
-            raise MagicError(f"{what}: no such file: {str(path)!r}")
         try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                context = Context.load(file)
+            context, skipped = load_session(path)
+        except FileNotFoundError:
+            raise MagicError(f"{what}: no such file: {str(path)!r}") from None
+        except UnreadableSessionError as error:
+            raise MagicError(f"{what}: {error}") from None
         except (OSError, ValueError, TypeError) as error:
-            raise MagicError(f"{what}: cannot read {file.name}: {error}") from None
-        skipped = [str(warning.message).removeprefix("Context.load: ") for warning in caught]
-        if skipped and len(context) == 0:  # nothing usable: a binary file, another format — not an empty context
-            raise MagicError(f"{what}: {file.name} has no readable line ({len(skipped)} skipped; first: {skipped[0]})")
+            raise MagicError(f"{what}: cannot read {Path(path).name}: {error}") from None
         if skipped:  # one summary line naming the first few, not one line per bad line
             first = "; ".join(skipped[:3]) + ("; …" if len(skipped) > 3 else "")
-            _report(f"{what}: skipped {len(skipped)} unreadable line{'s' * (len(skipped) != 1)} of {file.name}: {first}")
+            _report(f"{what}: skipped {len(skipped)} unreadable line{'s' * (len(skipped) != 1)} of "
+                    f"{Path(path).name}: {first}")
         return context
 
     def _context_from(self, token: str, what: str) -> tuple[Any, str]:
@@ -261,26 +302,17 @@ class AgentContextMagics(Magics):
             f"{SANITIZER_PATH}\n(the sanitizer masks widget ids, generated ids, times and Date.now(); see its comments)"
         )
 
-    def _do_show(self, args: Any, cell: str | None) -> None:
-        from .widget import ContextView
+    def _do_show(self, args: Any, cell: str | None) -> Any:
+        from .notebook import show
 
         context, title = self._context_from(args.target, "show")
-        display(ContextView(context, title=title))
+        return self._where_it_stands(show(context, title=title))
 
     def _do_usage(self, args: Any, cell: str | None) -> UsageReport:
-        from ._usage_report import build_usage_report
-        from .hooks.usage_log import context_usage, session_usage
+        from .notebook import usage
 
         context, _ = self._context_from(args.target, "usage")
-        lifetime = session_usage()
-        return build_usage_report(
-            context.messages(),
-            model=args.model,
-            lifetime=lifetime,
-            lifetime_responses=int(lifetime.get("responses") or 0),
-            context_lifetime=context_usage(context),
-            exact=args.exact,
-        )
+        return self._where_it_stands(usage(context, model=args.model, exact=args.exact))
 
     def _do_hooks(self, args: Any, cell: str | None) -> None:
         name = _identifier(args.name, "hooks")
@@ -306,8 +338,7 @@ class AgentContextMagics(Magics):
 
     def _do_run(self, args: Any, cell: str | None) -> None:
         from .context import Context
-        from .hooks import run_turn
-        from .widget import ContextView
+        from .notebook import run
 
         if cell is not None and args.text is not None:
             raise MagicError("run: give the user text on the magic line or in the cell, not both")
@@ -329,44 +360,33 @@ class AgentContextMagics(Magics):
         model, model_id = self._model_from(args.model, text)
         tools = self._tools_from(args.tools)
 
-        before = ContextCheckpoint(context)
-        view = ContextView(context, model=model_id, title=target)
-        display(view)
         started = time.perf_counter()
         try:
-            result = run_turn(
+            result = run(
                 context,
                 text,
                 hooks=hooks,
                 model=model,
-                view=view,
+                tools=tools,
+                title=target,
+                window_model=model_id,
                 accept=args.accept,
                 streaming=args.stream,
-                tools=tools,
                 strict=args.strict,
                 chat_id=context.id or context.name or target,
             )
         except KeyboardInterrupt:
-            before.restore(context)
-            view.settle()
             raise MagicError("run: interrupted; the partial reply was not committed and the context is unchanged") from None
         except Exception as error:
-            before.restore(context)
-            view.settle()
             raise MagicError(f"run: {_describe_error(error)}; the context is unchanged") from None
         elapsed = time.perf_counter() - started
         self.last_result = result
         if args.result is not None:  # bound failed or not: a regression notebook asserts on the failure too
             self._ns[args.result] = result
-        if getattr(result, "error", None):
-            before.restore(context)
-            view.settle()
+        if getattr(result, "error", None):  # run() has put the context back
             for line in _console_lines(result):
                 print(line)
             raise MagicError(f"run: {_describe_error(result.error)}; the context is unchanged")
-        # store the settled state in the synced trait while the cell still runs, so a notebook saved
-        # by a headless run (nbconvert, which stops listening when the cell ends) shows the turn too
-        view.settle()
         if bind:
             self._ns[target] = context
         print(_turn_summary(result, elapsed))

@@ -15,6 +15,7 @@ from IPython.utils.capture import capture_output
 
 from agentctx_widgets import magics as magics_module
 from agentctx_widgets.context import Context, system_message, user_message
+from agentctx_widgets.widget import TurnDisplay
 
 
 @pytest.fixture(scope="module")
@@ -26,11 +27,15 @@ def shell() -> InteractiveShell:
 
 @pytest.fixture
 def ip(shell: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """The shell, with the names a test adds removed afterwards and displayed objects recorded."""
+    """The shell, with the names a test adds removed afterwards and displayed objects (``shown``) and
+    the turns ``%agentctx run`` showed (``turns``) recorded."""
     shown: list[Any] = []
     monkeypatch.setattr(magics_module, "display", shown.append)
+    turns: list[TurnDisplay] = []  # a terminal shell displays no turn: record the ones %agentctx run shows
+    monkeypatch.setattr(TurnDisplay, "show", lambda self: (turns.append(self), self)[1])
     before = set(shell.user_ns)
     shell.shown = shown
+    shell.turns = turns
     yield shell
     for name in set(shell.user_ns) - before:
         del shell.user_ns[name]

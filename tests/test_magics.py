@@ -142,8 +142,9 @@ def test_show_a_context_variable(ip: Any) -> None:
     ctx = sample_context()
     ip.user_ns["ctx"] = ctx
     result, out = line(ip, "show ctx")
-    assert result is None and out.stderr == ""
+    assert out.stderr == ""
     (view,) = ip.shown
+    assert result is view  # displayed where the magic stands, and returned (x = %agentctx show ctx)
     assert isinstance(view, agentctx_widgets.ContextView)
     assert view.context is ctx
     assert [m["content"][0]["text"] for m in view.state()["context"]] == [
@@ -405,10 +406,11 @@ def test_run_creates_and_binds_a_context_for_a_new_name(ip: Any) -> None:
     ]
     # input: "hello there" = 2 words -> 3 tokens; output: 5 words -> ceil(20/3) = 7 tokens
     assert SUMMARY.match(out.stdout).groups() == ("3", "7", "10", "estimate", "none")
-    (view,) = ip.shown
-    assert view.context is chat and view.state()["context"] == chat.messages()
-    # the synced snapshot (what a saved notebook renders) already holds the turn when the magic returns
-    assert json.loads(view._snapshot)["context"] == chat.messages()
+    (turn,) = ip.turns
+    assert turn.view.context is chat and turn.view.state()["context"] == chat.messages()
+    # the turn settled into its document (what the cell keeps) and the live view was closed
+    assert turn.document.text().splitlines()[1:3] == ["[user] hello there", "[assistant] Scripted reply to: hello there"]
+    assert turn.view.comm is None
 
 
 def test_run_with_hooks_on_an_existing_context(ip: Any) -> None:
@@ -427,8 +429,9 @@ def test_run_with_hooks_on_an_existing_context(ip: Any) -> None:
         ("text", "Scripted reply to: What is 2+2?"),
         ("text", "Done: Scripted reply to: What is 2+2?"),
     ]
-    (view,) = ip.shown
-    assert view.state()["outputs"]["messages"]["l1"]["props"] == {"message": "Thinking..."}
+    (turn,) = ip.turns
+    assert turn.view.state()["outputs"]["messages"]["l1"]["props"] == {"message": "Thinking..."}
+    assert turn.starts == [2]  # the document counts the two earlier messages, then shows the turn
 
 
 def test_run_with_a_model_variable_and_a_model_id(ip: Any) -> None:
@@ -439,7 +442,7 @@ def test_run_with_a_model_variable_and_a_model_id(ip: Any) -> None:
     _, out = line(ip, 'run c2 "2+2?" --model o3 --no-stream --accept standard')
     assert out.stderr == ""
     assert ip.user_ns["c2"].at(-1)["content"][0]["text"] == "Scripted reply to: 2+2?"
-    first, second = ip.shown
+    first, second = (turn.view for turn in ip.turns)
     assert first.model == "gpt-4o" and second.model == "o3"
     assert second.state()["header"]["window"] == 200_000
     result = ip.magics_manager.registry["AgentContextMagics"].last_result
@@ -523,8 +526,10 @@ def test_a_failing_hook_leaves_the_context_unchanged(ip: Any, hooks: str, fragme
     assert_error(out, "run: ", *fragments)
     assert out.stderr.rstrip().endswith("; the context is unchanged")
     assert ctx.messages() == before
-    (view,) = ip.shown
-    assert view.state()["context"] == before  # the view followed the roll-back
+    (turn,) = ip.turns
+    # the document shows the failed turn as it happened (the input merged into the last user message,
+    # so that message is shown, not counted); then the context was put back
+    assert turn.document.text().splitlines()[1:3] == ["… 1 earlier message", "[user] hello there friend hello"]
     # a new name is not bound when its first turn fails
     _, out = line(ip, 'run fresh "hello" --hooks bad')
     assert "fresh" not in ip.user_ns

@@ -38,8 +38,10 @@ OWNERS = {
     "ScriptedModel": "agentctx_widgets.models", "ReplayModel": "agentctx_widgets.models",
     "OpenAIChatModel": "agentctx_widgets.models", "OpenAIResponsesModel": "agentctx_widgets.models",
     "AnthropicModel": "agentctx_widgets.models", "Tool": "agentctx_widgets.models",
-    "ContextView": "agentctx_widgets.widget",
+    "ContextView": "agentctx_widgets.widget", "TurnDisplay": "agentctx_widgets.widget",
+    "TurnDocument": "agentctx_widgets.widget",
     "to_html": "agentctx_widgets.html",
+    "show": "agentctx_widgets.notebook", "usage": "agentctx_widgets.notebook", "run": "agentctx_widgets.notebook",
 }
 
 

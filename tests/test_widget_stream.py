@@ -332,22 +332,33 @@ def replays_from(snap: dict[str, Any], sent: list[dict[str, Any]]) -> dict[str, 
     return replay([{"kind": "snapshot", "seq": snap["seq"], "state": snap}, *later])
 
 
-def test_a_continuous_stream_writes_the_snapshot_once_when_it_settles_not_while_it_streams():
-    """marimo syncs the trait on every write: a periodic whole-state write would be quadratic traffic."""
+def test_a_continuous_stream_writes_the_snapshot_only_to_catch_up_doubling_then_once_when_it_settles():
+    """marimo syncs the trait on every write: a periodic whole-state write would be quadratic traffic.
+    While streaming, a write only catches up a view the busy kernel cannot answer: at most once a
+    second and only once the stream has doubled, so all of them add up to about the final state."""
     proto, timers, rec = make()
     assert len(rec.snapshots) == 1 and rec.snapshots[0]["seq"] == 0  # written at creation
     proto.output(text("m", ""))
-    for _ in range(3000):  # 3 s of 1 delta per ms
+    for _ in range(8000):  # 8 s of 1 delta per ms
         proto.output(append("m", "x"))
         timers.advance(0.001)
-    assert len(rec.snapshots) == 1  # nothing while streaming
+    streaming = rec.snapshots[1:]
+    # batch k leaves at 0.03 * (k - 1) s: the first catch-up is the first batch a second after the
+    # creation snapshot (k = 35 at 1.02 s), then seq must double and a second pass: 70 (2.07 s),
+    # 140 (4.17 s); 280 would be at 8.37 s, after the stream
+    assert [snap["seq"] for snap in streaming] == [35, 70, 140]
+    times = rec.snapshot_at[1:]
+    assert all(b - a >= 1.0 for a, b in zip([0.0, *times], times))
     timers.advance(2.0)
-    assert len(rec.snapshots) == 2
-    # quiet for the settle delay since the last batch (the trailing one, sent by the flush timer)
-    assert rec.snapshot_at[1] == pytest.approx(rec.sent_at[-1] + 0.5, abs=1e-9)
-    final = rec.snapshots[1]
+    final = rec.snapshots[-1]
+    assert len(rec.snapshots) == 5  # and once when it settled
+    assert rec.snapshot_at[-1] == pytest.approx(rec.sent_at[-1] + 0.5, abs=1e-9)
     assert final["seq"] == proto.seq == rec.sent[-1]["seq"]
-    assert final["outputs"]["messages"]["m"]["props"]["content"] == "x" * 3000
+    assert final["outputs"]["messages"]["m"]["props"]["content"] == "x" * 8000
+    written = sum(len(snap["outputs"]["messages"].get("m", {}).get("props", {}).get("content", "")) for snap in streaming)
+    assert written <= 8000  # the catch-ups add up to less than the final state
+    for snap in streaming:  # a view may adopt any of them and then apply the later batches
+        assert replays_from(snap, rec.sent)["outputs"] == proto.outputs
 
 
 def test_a_pause_in_the_stream_settles_it_and_each_snapshot_is_the_state_at_its_seq():
@@ -370,9 +381,11 @@ def test_a_slow_stream_settles_only_after_a_gap_longer_than_the_settle_delay():
     for _ in range(10):  # one delta every 0.4 s: every batch goes out at once, none is 0.5 s after the last
         timers.advance(0.4)
         proto.output(append("m", "x"))
-    assert len(rec.snapshots) == 1
+    # batch 1 at 0 s, then one every 0.4 s: catch-ups at 1.2 s (seq 4: a second after creation, seq >= 2)
+    # and 2.4 s (seq 7: a second later, but 7 < 8) -> only at 2.8 s (seq 8); none settled yet
+    assert [snap["seq"] for snap in rec.snapshots] == [0, 4, 8]
     timers.advance(0.5)
-    assert len(rec.snapshots) == 2 and rec.snapshots[1]["outputs"]["messages"]["m"]["props"]["content"] == "x" * 10
+    assert len(rec.snapshots) == 4 and rec.snapshots[3]["outputs"]["messages"]["m"]["props"]["content"] == "x" * 10
 
 
 def test_settle_mid_stream_writes_at_once_and_the_stream_settles_again_later():

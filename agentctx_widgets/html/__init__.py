@@ -28,7 +28,7 @@ from .markdown import render_markdown, scrub
 from .outputs import OUTPUT_RENDERERS, Options, output_state, render_outputs
 from .styles import CSS, PAGE_CSS, ROOT_CLASS
 
-__all__ = ["CSP", "OUTPUT_RENDERERS", "ROOT_CLASS", "render", "render_markdown", "to_html"]
+__all__ = ["CSP", "OUTPUT_RENDERERS", "ROOT_CLASS", "render", "render_markdown", "to_html", "usage_line"]
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 """The Content-Security-Policy of a standalone page: nothing loads but data: images and inline styles."""
@@ -46,7 +46,7 @@ def _compact(n: int) -> str:
     return f"{n:,}"
 
 
-def _usage_line(entries: Sequence[Any], usage: Any, model: str | None) -> str:
+def usage_line(entries: Sequence[Any], usage: Any = None, model: str | None = None) -> str:
     """"≈ N tokens in context (estimate)[ of W (P %)]" and, given a usage dict, its counts."""
     tokens = estimate_context_tokens(entries)
     parts = [f"≈ {tokens:,} tokens in context (estimate)"]
@@ -84,7 +84,7 @@ def _entries(context: Any) -> tuple[list, str | None]:
 
 
 def render(context: Any, output: Any = None, *, title: str | None = None, usage: Any = None,
-           model: str | None = None, start: int = 0, remote_media: bool = True) -> str:
+           model: str | None = None, start: int = 0, remote_media: bool = True, css: bool = True) -> str:
     """The static HTML fragment of ``context`` (a ``Context``, a session-file path or a list of
     entries) and, optionally, ``output`` (an ``Output``, its ``state`` or a list of output messages).
 
@@ -92,7 +92,8 @@ def render(context: Any, output: Any = None, *, title: str | None = None, usage:
     adds its counts to the usage line, ``model`` the share of its context window; ``start`` renders
     entries ``start:`` only, after an "N earlier messages" line. ``remote_media`` lets ``image``
     output messages (which hook code sends on purpose) load an http(s) URL, as the live view does;
-    model- and tool-written URLs are links whatever it says.
+    model- and tool-written URLs are links whatever it says. ``css=False`` leaves out the ``<style>``
+    (for fragments placed beside one that has it: the rules are scoped to the same root class).
     """
     entries, name = _entries(context)
     if not isinstance(start, int) or isinstance(start, bool) or start < 0:
@@ -101,7 +102,7 @@ def render(context: Any, output: Any = None, *, title: str | None = None, usage:
     state, problems = output_state(output)
     heading = title if title is not None else (name or "Context")
     count = len(entries)
-    usage_text = _usage_line(entries, usage, model)
+    usage_text = usage_line(entries, usage, model)
     earlier = (f'<div class="actxd-earlier" data-testid="actx-earlier">{start:,} earlier message{"" if start == 1 else "s"}'
                f"</div>") if start else ""
     body = render_entries(entries, start)
@@ -109,7 +110,8 @@ def render(context: Any, output: Any = None, *, title: str | None = None, usage:
         body = '<div class="actxd-empty">(no messages)</div>'
     outputs = render_outputs(state, Options(remote_media=remote_media), problems) if state is not None else (
         render_outputs({"order": [], "messages": {}}, Options(), problems) if problems else "")
-    html = (f'<div class="actx-doc {ROOT_CLASS}" data-actx-static="1"><style>{CSS}</style>'
+    style = f"<style>{CSS}</style>" if css else ""
+    html = (f'<div class="actx-doc {ROOT_CLASS}" data-actx-static="1">{style}'
             f'<header class="actxd-header"><span class="actxd-name" data-testid="actx-header-name">{esc(heading)}</span>'
             f'<span class="actxd-count" data-testid="actx-header-count">{count:,} message{"" if count == 1 else "s"}</span>'
             f'</header><div class="actxd-body"><section class="actxd-context" data-testid="actx-context">{earlier}{body}'

@@ -5,10 +5,13 @@ sent before a view renders (DESIGN.md "Kernel ↔ front end"). So this class kee
 front-end state, queues ops (folding string appends: ``folding.FoldingQueue``), sends numbered
 batches at most once per ``interval`` seconds, answers ``sync`` requests with snapshots, and writes
 the settled snapshot for the synced trait once the stream has been quiet for ``settle_delay``
-seconds (and on ``settle()`` / ``close()``), never periodically while it streams: marimo syncs the
-trait to the page on every write, so a periodic whole-state write makes traffic grow with the square
-of the stream. It is driven through plain callables, so tests record what it would send. The message
-shapes are in ``protocol_types``.
+seconds (and on ``settle()`` / ``close()``). While a stream runs the trait is written only to catch up
+a view that lost batches while the kernel is too busy to answer its ``sync`` (a view displayed in
+the cell that streams renders after the first batches; a page reloaded mid-turn): at most once per
+``CATCH_UP_INTERVAL`` and only once the stream has doubled since the last write, so the whole-state
+writes add up to about the final state — marimo syncs the trait to the page on every write, and a
+periodic write would make traffic grow with the square of the stream. It is driven through plain
+callables, so tests record what it would send. The message shapes are in ``protocol_types``.
 """
 
 from __future__ import annotations
@@ -70,6 +73,10 @@ BATCH_INTERVAL = 0.030
 SETTLE_DELAY = 0.5
 """The synced snapshot is written once nothing has been sent for this many seconds (a stream settled)."""
 
+CATCH_UP_INTERVAL = 1.0
+"""While a stream runs, the synced snapshot is written at most once per this many seconds, and only
+when the stream has sent at least as many batches since the last write as before it (doubling)."""
+
 
 def copy_json(value: Any) -> Any:
     """A deep copy that is plain JSON (messages may be mutated later by their owner)."""
@@ -122,6 +129,7 @@ class StreamProtocol:
         self._flush_timer: Timer | None = None
         self._settle_timer: Timer | None = None
         self._snapshot_seq = -1
+        self._snapshot_time = float("-inf")
         self._closed = False
         self.sends = 0
         """Comm messages sent so far (batches and snapshots)."""
@@ -324,6 +332,8 @@ class StreamProtocol:
         self._last_send = self._clock()
         self.sends += 1
         self._send(message)
+        if self._last_send - self._snapshot_time >= CATCH_UP_INTERVAL and self.seq >= 2 * max(self._snapshot_seq, 1):
+            self._write_snapshot()  # mid-stream catch-up (module docstring); nothing is queued right now
         self._arm_settle_timer()
 
     def _refresh_header(self) -> bool:
@@ -370,6 +380,7 @@ class StreamProtocol:
         if self._snapshot_seq == self.seq and self.seq:
             return
         self._snapshot_seq = self.seq
+        self._snapshot_time = self._clock()
         self._set_snapshot(self._state())
 
 

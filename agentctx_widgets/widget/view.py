@@ -23,6 +23,10 @@ MAX_DIAGNOSTICS = 200
 """Diagnostics the header lists at most (a runaway hook can report thousands)."""
 
 
+_FORGOTTEN_ESM = "export default {};"
+"""The ``_esm`` of a view closed with ``forget=True`` (a valid module, in case a front end reloads it)."""
+
+
 class ContextView(anywidget.AnyWidget):
     """Shows a Context (and, as an Output sink, output messages) live in the notebook.
 
@@ -118,12 +122,21 @@ class ContextView(anywidget.AnyWidget):
         """Send what is queued and store the settled state in the synced trait now (e.g. before saving)."""
         self._stream.settle()
 
-    def close(self) -> None:
-        """Stop following the context, send what is left, and close the comm."""
+    def close(self, *, forget: bool = False) -> None:
+        """Stop following the context, send what is left, and close the comm.
+
+        ``forget=True`` when no display shows the view any more (a settled turn's display became its
+        document): its snapshot and loader are emptied first, so a notebook saved with widget state
+        (nbconvert keeps the last state of closed models too) carries no copy of either.
+        """
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
         self._stream.close()
+        if forget and self.comm is not None:
+            with self.hold_sync():
+                self._snapshot = ""
+                self._esm = _FORGOTTEN_ESM
         super().close()
 
     def __repr__(self) -> str:

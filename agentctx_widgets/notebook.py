@@ -1,0 +1,131 @@
+"""The plain-Python functions behind the magics: ``show``, ``usage``, ``run`` (and ``load_session``).
+
+Why a module of its own: notebooks without IPython magics (marimo, VS Code's interactive window with
+magics off, scripts) get the same behaviour as ``%agentctx show / usage / run``, and the magics are only
+argument parsing, name binding and one-line error reports on top of these.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .context import Context
+from .hooks.checkpoint import ContextCheckpoint
+
+if TYPE_CHECKING:
+    from ._usage_report import UsageReport
+    from .hooks import TurnResult
+    from .widget import ContextView
+
+__all__ = ["UnreadableSessionError", "load_session", "run", "show", "usage"]
+
+
+class UnreadableSessionError(ValueError):
+    """A session file with no readable line (a binary file, another format)."""
+
+
+def load_session(path: str | os.PathLike) -> tuple[Context, list[str]]:
+    """``(context, skipped)``: a session file as a Context and the reasons of the lines it skipped.
+
+    Raises ``FileNotFoundError`` for a missing file and ``UnreadableSessionError`` for a file with no readable line
+    (a binary file, another format): an empty context would hide that.
+    """
+    file = Path(path).expanduser()
+    if not file.exists() and not file.is_symlink():
+        raise FileNotFoundError(f"no such file: {str(path)!r}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        context = Context.load(file)
+    skipped = [str(warning.message).removeprefix("Context.load: ") for warning in caught]
+    if skipped and len(context) == 0:
+        raise UnreadableSessionError(f"{file.name} has no readable line ({len(skipped)} skipped; first: {skipped[0]})")
+    return context, skipped
+
+
+def context_of(value: Any) -> tuple[Context, str | None]:
+    """``(context, name)`` for a Context, a list of messages or a session-file path."""
+    if isinstance(value, Context):
+        return value, value.name
+    if isinstance(value, (str, os.PathLike)):
+        context, skipped = load_session(value)
+        if skipped:
+            first = "; ".join(skipped[:3]) + ("; …" if len(skipped) > 3 else "")
+            warnings.warn(f"skipped {len(skipped)} unreadable line{'s' * (len(skipped) != 1)} of "
+                          f"{Path(value).name}: {first}", RuntimeWarning, stacklevel=3)
+        return context, Path(value).name
+    if isinstance(value, Iterable) and not isinstance(value, (bytes, dict)):
+        return Context(list(value)), None
+    raise TypeError(f"expected a Context, a list of messages or a session-file path, got {type(value).__name__}")
+
+
+def show(target: Any, *, title: str | None = None, model: str | None = None) -> ContextView:
+    """A ``ContextView`` of a Context, a list of messages or a session file (``%agentctx show``).
+
+    Returned, not displayed: make it a cell's last expression (``mo.ui.anywidget(show(ctx))`` in marimo).
+    """
+    from .widget import ContextView
+
+    context, name = context_of(target)
+    return ContextView(context, title=title or name, model=model)
+
+
+def usage(target: Any, *, model: str | None = None, exact: bool = True) -> UsageReport:
+    """The usage report of ``%agentctx usage``: estimated tokens per message, the total, the model's
+    window, and the lifetime usage of the turns run in this process (HTML and a text table)."""
+    from ._usage_report import build_usage_report
+    from .hooks.usage_log import context_usage, session_usage
+
+    context, _ = context_of(target)
+    lifetime = session_usage()
+    return build_usage_report(context.messages(), model=model, lifetime=lifetime,
+                              lifetime_responses=int(lifetime.get("responses") or 0),
+                              context_lifetime=context_usage(context), exact=exact)
+
+
+def run(context: Context, text: Any, *, hooks: Any = None, model: Any = None, tools: Iterable[Any] | None = None,
+        display: bool = True, title: str | None = None, window_model: str | None = None,
+        restore: bool = True, **run_turn_options: Any) -> TurnResult:
+    """One turn as ``%agentctx run`` runs it: live in this cell, then settled into the turn's document.
+
+    In a notebook kernel (``display=True``) the cell shows a ``ContextView`` while the turn streams and,
+    once it ends, a static document of the turn (readable with no kernel and no JavaScript; the view's
+    comm is closed, so nothing of it is stored in the notebook). A failed turn (``result.error``, an
+    exception, an interrupt) leaves the context as it was (``restore=False`` keeps what it appended);
+    exceptions and ``KeyboardInterrupt`` propagate after that. ``window_model`` names the model of the
+    context-window gauge (default: the model's own id). Other options go to ``run_turn``.
+    """
+    from .hooks import run_turn
+    from .widget.turn_display import TurnDisplay
+
+    if not isinstance(context, Context):
+        raise TypeError(f"run: context must be a Context, got {type(context).__name__}")
+    before = ContextCheckpoint(context)
+    gauge = window_model or _model_id(model)
+    turn = TurnDisplay(context, titles=[title or context.name], model=gauge) if display else None
+    if turn is not None:
+        turn.show()
+    try:
+        result = run_turn(context, text, hooks=hooks, model=model, tools=tools,
+                          view=turn.view if turn is not None else None, **run_turn_options)
+    except BaseException:
+        if turn is not None:
+            turn.settle()  # the partial turn, as the view showed it, before the context is put back
+        if restore:
+            before.restore(context)
+        raise
+    if turn is not None:
+        turn.settle(usage=result.usage)
+    if result.error and restore:
+        before.restore(context)
+    return result
+
+
+def _model_id(model: Any) -> str | None:
+    if isinstance(model, str):
+        return model
+    return next((v for v in (getattr(model, attr, None) for attr in ("model_id", "model", "name")) if isinstance(v, str)),
+                None)

@@ -1,0 +1,197 @@
+"""Turns that settle into documents: ``TurnDocument`` / ``TurnDisplay``, ``agentctx_widgets.run``.
+
+The document is checked against text written out by hand; the notebook behaviour against a real
+kernel driven by nbclient (what ``jupyter nbconvert --execute`` and CI use).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbformat.v4 import new_code_cell, new_notebook
+
+from agentctx_widgets import Context, ContextView, Output, ScriptedModel, TurnDisplay, TurnDocument, run
+from agentctx_widgets.widget.document import TurnPart
+
+KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+
+
+def chat_with_history() -> Context:
+    return Context([{"type": 2, "content": [{"type": "text", "text": "Earlier question"}]},
+                    {"type": 3, "content": [{"type": "text", "text": "Earlier answer"}]}], name="chat")
+
+
+def test_the_document_of_a_turn_shows_only_the_turn_and_counts_the_rest():
+    ctx = chat_with_history()
+    view = ContextView(ctx)
+    out = Output(sinks=[view])
+    ctx.append({"type": 2, "content": [{"type": "text", "text": "What is **2+2**?"}]})
+    ctx.append({"type": 3, "content": [{"type": "text", "text": "It is *4*."}]})
+    out.send({"type": "loading", "props": {"message": "Thinking..."}, "id": "l1"})
+    out.send({"type": "text", "props": {"content": "Done."}, "id": "t1"})
+    out.flush()
+    part = TurnPart.of_state(view.state(), start=2, usage={"inputTokens": 12, "outputTokens": 3})
+    view.close()
+    text = part.text().splitlines()
+    assert text[:4] == ['"chat" · 4 messages', "… 2 earlier messages", "[user] What is **2+2**?", "[assistant] It is *4*."]
+    assert text[4].startswith("(loading l1) ") and "Thinking..." in text[4]
+    assert text[5] == "(text t1) Done."
+    assert text[6].startswith("≈ ") and text[6].endswith("usage: input 12 · output 3 · total 15 tokens")
+    html = part.html()
+    assert "2 earlier messages" in html
+    assert "<strong>2+2</strong>" in html and "<em>4</em>" in html  # Markdown rendered
+    assert "Earlier question" not in html and "Earlier answer" not in html  # not repeated
+    assert "<script" not in html.lower() and html.count("<style") == 1
+
+
+def test_a_side_by_side_document_has_one_stylesheet_and_both_parts():
+    def user(text):
+        return {"type": 2, "content": [{"type": "text", "text": text}]}
+
+    parts = [TurnPart(title="JavaScript", context=[user("hi from js")]),
+             TurnPart(title="Python", context=[user("hi from py")])]
+    doc = TurnDocument(parts)
+    bundle = doc._repr_mimebundle_()
+    assert set(bundle) == {"text/html", "text/plain"}
+    assert bundle["text/html"].count("<style") == 1
+    assert "hi from js" in bundle["text/html"] and "hi from py" in bundle["text/html"]
+    # three words at TOKENS_PER_WORD = 4/3 tokens each
+    assert bundle["text/plain"] == '"JavaScript" · 1 message\n[user] hi from js\n≈ 4 tokens in context (estimate)\n\n' \
+                                   '"Python" · 1 message\n[user] hi from py\n≈ 4 tokens in context (estimate)'
+    with pytest.raises(ValueError, match="at least one part"):
+        TurnDocument([])
+
+
+def test_turn_display_outside_a_kernel_still_settles_into_a_document():
+    ctx = Context(name="plain")
+    turn = TurnDisplay(ctx).show()  # no kernel: nothing displayed
+    ctx.append({"type": 2, "content": [{"type": "text", "text": "hello"}]})
+    doc = turn.settle()
+    assert turn.settle() is doc
+    assert doc.text().splitlines()[:2] == ['"plain" · 1 message', "[user] hello"]
+    assert turn.view.comm is None  # closed
+    with pytest.raises(ValueError, match="2 contexts but 1 titles"):
+        TurnDisplay(Context(), Context(), titles=["one"])
+
+
+def test_run_returns_the_result_and_puts_the_context_back_when_the_turn_fails():
+    ctx = chat_with_history()
+    result = run(ctx, "Hello", model=ScriptedModel(["Hi there"]))
+    assert result.ok and len(ctx) == 4 and ctx.at(-1)["content"][0]["text"] == "Hi there"
+
+    class Broken:
+        model_id = "broken"
+
+        def stream(self, *args, **kwargs):
+            raise ConnectionError("the server hung up")
+
+    before = ctx.messages()
+    failed = run(ctx, "Again", model=Broken())  # a model failure is the turn's error (the Error hook's to handle)
+    assert not failed.ok and "the server hung up" in failed.error["message"]
+    assert ctx.messages() == before
+    kept = run(ctx, "Once more", model=Broken(), restore=False)
+    assert not kept.ok and ctx.messages()[: len(before)] == before and len(ctx) > len(before)
+    with pytest.raises(TypeError, match="must be a Context"):
+        run([], "hi")
+
+
+# ---- in a real kernel ----------------------------------------------------------------------------
+
+def execute(cells: list[str], tmp_path) -> nbformat.NotebookNode:
+    nb = new_notebook(cells=[new_code_cell(source) for source in cells], metadata={"kernelspec": KERNELSPEC})
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    return nb
+
+
+SETUP = "%load_ext agentctx_widgets\nfrom agentctx_widgets import Context, ScriptedModel, run\nchat = Context(name='chat')"
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("turns")
+    return execute([
+        SETUP,
+        '%agentctx run chat "What is **two** plus two?"',
+        '%agentctx run chat "And three?"',
+        "%agentctx usage chat\nprint('after the table')",
+        "%agentctx usage chat",
+        "report = %agentctx usage chat\nprint(type(report).__name__)",
+        "result = run(chat, 'Plain Python', model=ScriptedModel(['From *run()*']))\nprint(result.ok, len(chat))",
+        "%agentctx show chat\nprint('after the view')",
+    ], tmp)
+
+
+def outputs(nb, index):
+    return nb.cells[index].outputs
+
+
+def kinds(output) -> set[str]:
+    return set(output.get("data", {}))
+
+
+def test_each_run_cell_keeps_its_turn_as_html_and_text_not_a_widget(executed):
+    for index in (1, 2, 6):
+        shown = [o for o in outputs(executed, index) if o.output_type == "display_data"]
+        assert len(shown) == 1 and kinds(shown[0]) == {"text/html", "text/plain"}, index
+    first = outputs(executed, 1)[0].data["text/plain"].splitlines()
+    assert first[:3] == ['"chat" · 2 messages', "[user] What is **two** plus two?",
+                         "[assistant] Scripted reply to: What is **two** plus two?"]
+    second = outputs(executed, 2)[0].data["text/plain"].splitlines()
+    assert second[:4] == ['"chat" · 4 messages', "… 2 earlier messages", "[user] And three?",
+                          "[assistant] Scripted reply to: And three?"]
+    assert "<strong>two</strong>" in outputs(executed, 1)[0].data["text/html"]
+    assert "What is" not in outputs(executed, 2)[0].data["text/html"]  # the earlier turn is one line
+    plain_run = outputs(executed, 6)
+    assert "[assistant] From *run()*" in plain_run[0].data["text/plain"]
+    assert plain_run[1].text == "True 6\n"
+
+
+def test_the_stylesheet_is_stored_once_per_notebook(executed):
+    styles = sum(o.get("data", {}).get("text/html", "").count("<style") for cell in executed.cells
+                 for o in cell.get("outputs", []) if "actx-doc" in o.get("data", {}).get("text/html", ""))
+    assert styles == 1
+
+
+def test_the_closed_turn_views_store_no_transcript(executed):
+    state = executed.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    snapshots = [model["state"].get("_snapshot") for model in state.values() if "_snapshot" in model["state"]]
+    # three turn views (closed, emptied) and the view %agentctx show left open
+    assert sorted(bool(s) for s in snapshots) == [False, False, False, True]
+
+
+def test_usage_shows_where_it_stands_once(executed):
+    mid = outputs(executed, 3)
+    assert [o.output_type for o in mid] == ["display_data", "stream"] and mid[1].text == "after the table\n"
+    assert mid[0].data["text/plain"].startswith("Context usage")
+    last = outputs(executed, 4)
+    assert [o.output_type for o in last] == ["execute_result"]
+    assigned = outputs(executed, 5)
+    assert [o.output_type for o in assigned] == ["display_data", "stream"] and assigned[1].text == "UsageReport\n"
+
+
+def test_show_displays_where_it_stands(executed):
+    shown = outputs(executed, 7)
+    assert [o.output_type for o in shown] == ["display_data", "stream"]
+    assert "application/vnd.jupyter.widget-view+json" in shown[0].data
+    assert shown[1].text == "after the view\n"
+
+
+def test_the_same_magic_twice_in_a_cell_shows_twice(tmp_path):
+    nb = execute([SETUP, '%agentctx run chat "hi"', "%agentctx usage chat\n%agentctx usage chat"], tmp_path)
+    assert [o.output_type for o in nb.cells[2].outputs] == ["display_data", "execute_result"]
+
+
+def test_twenty_turns_make_a_small_notebook(tmp_path):
+    cells = [SETUP] + [f'%agentctx run chat "Question {i}: what is {i} squared, and why?"' for i in range(20)]
+    nb = execute(cells, tmp_path)
+    size = len(nbformat.writes(nb).encode())
+    own_text = sum(len(cell.source.encode()) for cell in nb.cells)
+    assert size - own_text < 200_000, f"{size:,} bytes for 20 turns"
+    answers = [o.data["text/plain"] for cell in nb.cells[1:] for o in cell.outputs if o.output_type == "display_data"]
+    assert len(answers) == 20 and all(f"Question {i}:" in text for i, text in enumerate(answers))
+    assert not re.search(r"Question 0:", answers[5])  # earlier turns are counted, not repeated
+    json.dumps(nb)  # plain JSON throughout
