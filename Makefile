@@ -37,7 +37,7 @@ test-js: js
 	cd js && npm run typecheck && npm test
 
 test-py: setup chromium
-	$(PY) -m pytest tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
+	$(PY) -m pytest tests notebooks --nbval --nbval-sanitize-with=notebooks/sanitize.cfg -p no:cacheprovider
 
 test: setup chromium test-js test-py
 

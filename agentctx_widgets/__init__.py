@@ -48,6 +48,8 @@ _EXPORTS.update(
         "ContextView": "widget",
         "TurnDisplay": "widget",
         "TurnDocument": "widget",
+        "watch": "widget.watch",
+        "Watcher": "widget.watch",
         "to_html": "html",
         "show": "notebook",
         "usage": "notebook",

@@ -50,6 +50,16 @@ def _positive_speed(text: str) -> float:
     return value
 
 
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"interval must be a number of seconds, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"interval must be a positive number of seconds, got {text!r}")
+    return value
+
+
 def _new(name: str, description: str, *, cell: bool = False) -> _Parser:
     prog = f"%%agentctx {name}" if cell else f"%agentctx {name}"
     parser = _Parser(prog=prog, description=description, add_help=False, allow_abbrev=False)
@@ -60,14 +70,17 @@ def _new(name: str, description: str, *, cell: bool = False) -> _Parser:
 def _build() -> dict[str, _Parser]:
     parsers: dict[str, _Parser] = {}
 
-    p = _new("show", "Display a ContextView of a Context, a list of messages, or a session file.")
+    p = _new("show", "Display a ContextView of a Context, a list of messages, or a session file, where the "
+                     "magic stands (x = %agentctx show CTX also binds it).")
     p.add_argument("target", metavar="CTX", help="a variable (Context or list of messages) or a .jsonl path")
     parsers["show"] = p
 
     p = _new(
         "usage",
         "Estimated tokens per message, the total, the model's context window and the share used, "
-        "and the lifetime usage of the turns run in this kernel.",
+        "and the lifetime usage of the turns run in this kernel; HTML and a text table (for nbval), "
+        "shown where the magic stands (x = %agentctx usage CTX also binds the report). With tiktoken and "
+        "its encoding available offline, exact counts stand beside the estimates.",
     )
     p.add_argument("target", metavar="CTX", help="a variable (Context or list of messages) or a .jsonl path")
     p.add_argument("--model", metavar="NAME", help="model id for the context window (e.g. gpt-4o)")
@@ -91,8 +104,11 @@ def _build() -> dict[str, _Parser]:
 
     p = _new(
         "run",
-        "Run one turn of the hook lifecycle live in a ContextView and print a one-line summary. "
-        "A CTX that names no variable gets a new Context bound to it.",
+        "Run one turn of the hook lifecycle live in a ContextView; when it ends, the cell keeps the turn's "
+        "static document (readable with no kernel or JavaScript), then a one-line summary, the hooks' "
+        "console lines and one line per diagnostic. A CTX that names no variable gets a new Context "
+        "bound to it; a failed or interrupted turn leaves the context as it was. The default model is "
+        "scripted ('Scripted reply to: TEXT').",
     )
     p.add_argument("target", metavar="CTX", help="a Context variable, or a new name")
     p.add_argument("text", metavar="TEXT", nargs="?", help="the user input (in %%%%agentctx run: the cell)")
@@ -130,6 +146,18 @@ def _build() -> dict[str, _Parser]:
         help="playback speed, > 0: 2 is twice as fast, inf replays with no pauses (default 1: 20 ms per chunk)",
     )
     parsers["replay"] = p
+
+    p = _new(
+        "watch",
+        "Follow a session file another process is writing (an agent in a server) in a live ContextView "
+        "until Ctrl-C or the view is closed: new complete lines show within about 0.1 s, a half-written "
+        "line waits for its newline, a rotated, truncated or re-created file starts over (the header says "
+        "so), a bad line is listed once by number, a missing file is waited for.",
+    )
+    p.add_argument("path", metavar="PATH", help="the .jsonl session file")
+    p.add_argument("--interval", type=_positive_seconds, default=0.1, metavar="S",
+                   help="seconds between two looks at the file (default 0.1)")
+    parsers["watch"] = p
 
     p = _new("export", "Write a standalone HTML page of a context (no JavaScript; opens offline, from disk).")
     p.add_argument("target", metavar="CTX", help="a variable (Context or list of messages) or a .jsonl path")

@@ -1,40 +1,13 @@
 """``%agentctx``: show, measure and run agent contexts from notebook cells.
 
-Load with ``%load_ext agentctx_widgets``. Subcommands (``%agentctx help`` prints them all):
-
-- ``%agentctx show CTX`` — a ContextView of a Context variable, a list-of-messages variable, or a session
-  file path (``.jsonl``; a variable holding a path works too).
-- ``%agentctx usage CTX [--model NAME] [--no-exact]`` — estimated tokens per message, the total, the
-  model's context window and the share used, and the lifetime usage of the turns run in this kernel.
-  Returns a report (HTML for people, a text table as ``text/plain`` for nbval). With tiktoken installed
-  *and* its encoding available offline (tiktoken's own cache, or the copy the bpe-openai wheel ships;
-  the ``tiktoken`` extra installs both), exact counts stand beside the estimates; otherwise they are
-  left out silently — the network is never used.
-- ``%%agentctx hooks NAME [--lang js|python]`` — defines a hook set from the cell and binds it to
-  ``NAME`` (also usable as ``--hooks NAME``). JavaScript is run as the spec writes hooks; Python is
-  executed in a fresh namespace and its ``Create/Before/After/Done/Error`` functions are taken. Without
-  ``--lang``, a cell with a line starting with ``def `` is Python, anything else JavaScript.
-- ``%agentctx run CTX "text" [--hooks NAME] [--model NAME_OR_VAR_OR_SPEC] [--tools F,G] [--accept cui-web|standard]
-  [--no-stream] [--strict] [--result NAME]`` — runs one turn live in a displayed ContextView and prints a
-  one-line summary (tokens, time, hooks called), then one line per diagnostic (what Yao accepts but a
-  hook author almost surely did not mean; ``--strict`` makes the first one fail the turn). ``--hooks`` takes a set from ``%%agentctx hooks`` or a variable
-  (loaded hooks, or a dict/module/object of Python hook functions). The default model is a
-  ScriptedModel that answers ``Scripted reply to: <text>``; ``--model`` takes a variable holding a
-  model, or a ``provider:model`` spec (``openai:gpt-4.1-mini``, ``anthropic:claude-sonnet-4-5``,
-  ``openai-responses:o4-mini``; ``openai:NAME`` with ``OPENAI_BASE_URL`` for a local server); any
-  other name is only the model id for the gauge. ``--tools`` names functions the model may call. A ``CTX`` that names no variable gets a new ``Context`` bound to it once
-  the turn succeeds; ``--result NAME`` binds the TurnResult. ``%%agentctx run CTX`` takes the user text
-  from the cell. A failed turn (a hook or the model failed, even when the Error hook handled it by
-  surfacing an error) puts the context back as it was; so does an interrupt (the stop button), which
-  prints one ``agentctx:`` line instead of a traceback.
-- ``%agentctx load PATH [--as NAME]`` — a session file into a Context variable (default: the file stem).
-- ``%agentctx export CTX PATH.html [--title TITLE]`` — a standalone HTML page of the context (no
-  JavaScript, nothing fetched; for CI artifacts and bug reports).
-- ``%agentctx replay PATH [--speed X]`` — replays a session into a new view, streaming each assistant
-  message in chunks (about 20 ms per chunk at speed 1; ``--speed inf`` does not pause).
+Load with ``%load_ext agentctx_widgets``. The subcommands and their options are defined once, in
+``_magic_args`` (argparse); ``%agentctx help`` prints them, this docstring ends with the same text, and
+the README's copy is checked against it (tests/test_readme.py). The plain-Python functions behind
+``show``, ``usage`` and ``run`` are in ``agentctx_widgets.notebook``.
 
 ``%agentctx help`` also prints where the shipped nbval sanitizer is (``agentctx_widgets/nbval_sanitize.cfg``):
-pass it to ``pytest --nbval NOTEBOOK --nbval-sanitize-with PATH`` to regression-test your own notebooks.
+pass it to ``pytest --nbval NOTEBOOK --nbval-sanitize-with=PATH`` to regression-test your own notebooks (keep the
+``=``: with a space pytest takes PATH for a test path and failures no longer name the notebook).
 
 Any failure — a bad argument, an unknown variable, a missing file, a hook that fails — prints one line
 ``agentctx: ...`` to stderr, never a traceback, and changes nothing: no variable is bound, and a context
@@ -50,7 +23,6 @@ import re
 import sys
 import time
 import traceback
-import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,12 +31,14 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
 from ._magic_args import MagicError, command_help, overview, parse_magic
+from .context.types import MessageType
 from .hooks.base import HOOK_NAMES
 
 if TYPE_CHECKING:
     from ._usage_report import UsageReport
 
 __all__ = ["AgentContextMagics", "load_ipython_extension"]
+__doc__ = f"{__doc__}\n{overview()}\n"
 
 SANITIZER_PATH = Path(__file__).with_name("nbval_sanitize.cfg")
 """The nbval sanitizer shipped for users' own notebooks (``--nbval-sanitize-with``)."""
@@ -74,7 +48,6 @@ REPLAY_CHUNK_SECONDS = 0.02
 _PYTHON_CELL = re.compile(r"^\s*(?:async\s+)?def\s", re.MULTILINE)
 _JS_FUNCTION = re.compile(r"\bfunction\b|=>")
 _CHUNK = re.compile(r"\s*\S+\s*")
-_ASSISTANT = 3
 
 
 def _report(message: str) -> None:
@@ -298,7 +271,7 @@ class AgentContextMagics(Magics):
             return
         print(overview())
         print(
-            "\nNotebooks as regression checks: pytest --nbval NOTEBOOK.ipynb --nbval-sanitize-with "
+            "\nNotebooks as regression checks: pytest --nbval NOTEBOOK.ipynb --nbval-sanitize-with="
             f"{SANITIZER_PATH}\n(the sanitizer masks widget ids, generated ids, times and Date.now(); see its comments)"
         )
 
@@ -419,6 +392,21 @@ class AgentContextMagics(Magics):
         count = len(context)
         print(f"exported {count} message{'s' * (count != 1)} to {target} ({len(page.encode()):,} bytes)")
 
+    def _do_watch(self, args: Any, cell: str | None) -> None:
+        from .widget.watch import watch
+
+        path = Path(args.path).expanduser()
+        if path.is_dir():
+            raise MagicError(f"watch: {args.path!r} is a directory; give the session file (.jsonl)")
+        try:
+            watcher = watch(path, interval=args.interval, block=True)  # displays the view, returns on Ctrl-C
+        except (TypeError, ValueError, OSError) as error:
+            raise MagicError(f"watch: {error}") from None
+        count = len(watcher.context)
+        print(f"stopped watching {path.name}: {count} message{'s' * (count != 1)}, {watcher.lines_read} "
+              f"line{'s' * (watcher.lines_read != 1)} read, {watcher.restarts} restart{'s' * (watcher.restarts != 1)}, "
+              f"{watcher.bad_lines} bad line{'s' * (watcher.bad_lines != 1)}")
+
     def _do_replay(self, args: Any, cell: str | None) -> None:
         from .context import Context, is_record
         from .widget import ContextView
@@ -431,7 +419,7 @@ class AgentContextMagics(Magics):
         pause = REPLAY_CHUNK_SECONDS / args.speed
         streamed = chunks = 0
         for message in source.messages():
-            if not is_record(message) and message.get("type") == _ASSISTANT:
+            if not is_record(message) and message.get("type") == MessageType.ASSISTANT:
                 chunks += _stream_into(view, message, pause)
                 streamed += 1
                 context.append(message, merge=False)

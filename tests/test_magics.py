@@ -89,7 +89,7 @@ def test_help_says_where_the_shipped_sanitizer_is(ip: Any) -> None:
     _, out = line(ip, "help")
     path = Path(agentctx_widgets.__file__).with_name("nbval_sanitize.cfg")
     assert path.is_file()
-    assert f"--nbval-sanitize-with {path}" in out.stdout
+    assert f"--nbval-sanitize-with={path}" in out.stdout
 
 
 def test_empty_line_is_help(ip: Any) -> None:
@@ -108,7 +108,7 @@ def test_help_for_one_command(ip: Any, text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "fragments"),
     [
-        ("bogus x", ("unknown command 'bogus'", "show, usage, hooks, run, load, replay, export, help")),
+        ("bogus x", ("unknown command 'bogus'", "show, usage, hooks, run, load, replay, watch, export, help")),
         ('show "unclosed', ("cannot split", "no closing quotation")),
         ("show", ("show: the following arguments are required: CTX",)),
         ("show a b", ("show: unrecognized arguments: b",)),

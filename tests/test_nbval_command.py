@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 
 import nbformat
-import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
@@ -58,8 +57,6 @@ def run_readme_command(tmp_path: Path, readme: Path = README) -> tuple[str, subp
     return name, finished
 
 
-@pytest.mark.xfail(strict=True, reason="README.md still prints the space-separated --nbval-sanitize-with PATH: "
-                                       "remove this marker with the README change to --nbval-sanitize-with=PATH")
 def test_the_readme_command_names_the_failing_notebook(tmp_path: Path) -> None:
     name, finished = run_readme_command(tmp_path)
     assert finished.returncode == 1, finished.stdout + finished.stderr  # 1 = tests failed (not a usage error)

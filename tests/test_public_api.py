@@ -40,6 +40,7 @@ OWNERS = {
     "AnthropicModel": "agentctx_widgets.models", "Tool": "agentctx_widgets.models",
     "ContextView": "agentctx_widgets.widget", "TurnDisplay": "agentctx_widgets.widget",
     "TurnDocument": "agentctx_widgets.widget",
+    "watch": "agentctx_widgets.widget.watch", "Watcher": "agentctx_widgets.widget.watch",
     "to_html": "agentctx_widgets.html",
     "show": "agentctx_widgets.notebook", "usage": "agentctx_widgets.notebook", "run": "agentctx_widgets.notebook",
 }

@@ -32,3 +32,12 @@ def test_the_readme_lists_every_diagnostic_code():
     table = text[text.index("## Behaving like Yao"):text.index("### Where we differ from Yao")]
     listed = re.findall(r"^\| `([a-z_]+)` \|", table, flags=re.M)
     assert listed == list(DIAGNOSTICS)  # every code, once, in the table's order
+
+
+def test_the_readme_shows_the_magics_help_as_the_parsers_print_it():
+    from agentctx_widgets._magic_args import overview
+
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Magics"):text.index("### Notebooks as regression checks")]
+    shown = re.search(r"```text\n(.*?)\n```", section, flags=re.S).group(1)
+    assert shown == overview()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..context.types import TYPE_OF_ROLE
 from .errors import HookReturnError
 
 ALLOWED_KEYS = {
@@ -40,7 +41,7 @@ MODEL_OPTION_FIELDS = ("temperature", "max_tokens", "max_completion_tokens", "au
 """Create fields Yao applies to the model call (``agent.go:611-648``); the others go to ``ctx``."""
 CTX_OVERRIDE_FIELDS = ("assistant_id", "connector", "locale", "theme", "route")
 """Create fields that override ``ctx`` when non-empty (``create.go:32-68``); ``metadata`` is merged."""
-_ROLES = {"system", "user", "assistant", "tool", "developer"}
+_ROLES = frozenset(TYPE_OF_ROLE)
 _UNMARSHAL = "failed to unmarshal to HookCreateResponse: json: cannot unmarshal"
 
 

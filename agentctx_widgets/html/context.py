@@ -8,17 +8,17 @@ for a call; a second one stands alone, as does a result whose call is not shown)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..context import MessageType, error_text
+from ..context import error_text
+from ..context.types import role_of
 from .common import attr, clip, compact_json, esc, file_chip, md_div, pretty_json, thinking_box, tool_call_parts
 from .urls import base64_size, host_of, is_inline_image, is_remote_url, try_data_url
 
 __all__ = ["BLOCK_RENDERERS", "MESSAGE_RENDERERS", "LABELS", "kind_of", "render_entries"]
 
-_KIND_BY_TYPE = {int(MessageType.SYSTEM): "system", int(MessageType.USER): "user",
-                 int(MessageType.ASSISTANT): "assistant", int(MessageType.TOOL_RESULT): "tool"}
 LABELS = {"system": "System", "user": "User", "assistant": "Assistant", "tool": "Tool result", "unknown": "Unknown entry"}
 
 
@@ -29,9 +29,11 @@ def kind_of(entry: Any) -> str:
     kind = entry.get("type")
     if isinstance(kind, str):
         return "record"
-    if isinstance(kind, bool) or not isinstance(kind, (int, float)):
-        return "unknown"
-    return _KIND_BY_TYPE.get(kind, "unknown") if kind == int(kind) else "unknown"
+    if isinstance(kind, float):  # 3.0 is a message type; nan, inf and 3.5 are not
+        if not math.isfinite(kind) or kind != int(kind):
+            return "unknown"
+        kind = int(kind)
+    return role_of(kind) or "unknown"
 
 
 class Env:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..context import MessageType, is_record, mimetype_of
+from ..context import is_record, mimetype_of
+from ..context.types import role_of
 
 TEXT = "text"
 RESERVED_OPTIONS = frozenset({"model", "messages", "stream", "input"})
@@ -32,7 +33,7 @@ def numbered(messages: list[dict]) -> Iterator[tuple[int, dict]]:
             if not isinstance(block, dict) or not isinstance(block.get("type"), str):
                 raise RequestError(f"messages[{index}].content[{position}]: expected a block {{type, ...}}, got {block!r:.80}")
         kind = message.get("type")
-        if kind not in (MessageType.SYSTEM, MessageType.USER, MessageType.ASSISTANT, MessageType.TOOL_RESULT):
+        if role_of(kind) is None:  # also a bool: True == 1 to Python, but no message type
             raise RequestError(f"messages[{index}].type: {kind!r} is not a message type a model can be sent "
                                "(1 system, 2 user, 3 assistant, 4 tool result)")
         yield index, message
