@@ -111,10 +111,11 @@ def wire_text(frames: list[Frame], output_id: str) -> str:
 
 
 def test_stream_traffic_on_marimos_websocket_is_linear(streamed):
-    """Each delta crosses marimo's websocket once, and the whole transcript (the ``_snapshot`` trait)
-    at most twice — once when the stream settles, once more if the producer stalled — never once a
-    second (issue #14: that made traffic grow with the square of the stream). ``-s`` prints the account;
-    bench/marimo_stream.py compares stream sizes."""
+    """Each delta crosses marimo's websocket once, and the whole-state ``_snapshot`` writes add up to a
+    constant times the settled state — never one a second (issue #14: that made traffic grow with the
+    square of the stream). Writes at seqs that at least double (mid-stream catch-ups) and then the
+    settled one sum to under 3x the last (worst case: the settled write just after a catch-up).
+    ``-s`` prints the account; bench/marimo_stream.py compares stream sizes."""
     traffic, expected = streamed["traffic"], streamed["expected"]
     account = traffic.account()
     print(f"\nmarimo websocket, {DELTAS:,} deltas ({len(expected):,} characters): "
@@ -124,4 +125,4 @@ def test_stream_traffic_on_marimos_websocket_is_linear(streamed):
     settled_frame = max(frame.size for frame in traffic.view_frames()
                         if frame.method == "update" and "_snapshot" in frame.body.get("state", {}))
     assert settled_frame > len(expected)  # the settled trait holds the whole text (checked exactly above)
-    assert account["snapshot_trait_bytes"] <= 2 * settled_frame, account
+    assert account["snapshot_trait_bytes"] <= 3 * settled_frame, account
