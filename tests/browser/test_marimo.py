@@ -1,8 +1,8 @@
 """ContextView in marimo (``mo.ui.anywidget(view)``): a real ``marimo edit`` server, a real Chromium, a
 10,000-delta stream from a thread a cell starts, and the bytes that stream costs on marimo's websocket.
 
-The app is tests/fixtures/marimo_stream.py; each page load is its own marimo session, so the test
-chooses the stream through query parameters.
+The app is tests/fixtures/marimo_stream.py; one page opens it, and query parameters choose the stream
+(a second page on a ``marimo edit`` notebook would join the first one's session, not rerun it).
 """
 
 from __future__ import annotations
