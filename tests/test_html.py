@@ -157,7 +157,7 @@ def test_roles_are_articles_with_labels_and_records_are_a_line(tour):
     record = tour.find("details", "actxd-record")
     assert record.attrs["data-index"] == "7"
     assert "checkpoint" in record.find("summary").text() and '{"turn":1}' in record.find("summary").text()
-    assert tour.find("span", "actxd-name").text() == "tour"
+    assert tour.find("b", "actxd-name").text() == "tour"
     assert tour.find("span", "actxd-count").text() == "12 messages"
 
 
@@ -242,8 +242,9 @@ def test_image_blocks_refuse_other_types_and_bad_base64():
 def test_message_text_with_script_shows_as_text():
     payload = "<script>alert(1)</script> and <b>bold?</b>"
     tree = parse(render([{"type": 2, "content": [{"type": "text", "text": payload}]}]))
-    assert tree.find_all("script") == [] and tree.find_all("b") == []
-    assert tree.find("div", "actxd-md").text().strip() == payload
+    body = tree.find("div", "actxd-md")
+    assert tree.find_all("script") == [] and body.find_all("b") == []  # (our own labels are <b>)
+    assert body.text().strip() == payload
 
 
 def test_usage_line_counts_the_context_and_a_usage_dict():
@@ -397,7 +398,7 @@ def test_a_session_file_path_is_loaded(tmp_path):
     for given in (path, str(path)):
         tree = parse(to_html(given))
         assert tree.find("strong").text() == "text" and tree.find("title").text() == "saved · agentctx"
-    assert parse(to_html(path, title="Mine")).find("span", "actxd-name").text() == "Mine"
+    assert parse(to_html(path, title="Mine")).find("b", "actxd-name").text() == "Mine"
     with pytest.raises(TypeError, match="expected a Context"):
         to_html(3.5)
 
@@ -516,7 +517,7 @@ def test_hostile_strings_still_show_as_text(hostile):
         assert outputs_pre[2 * i].text() == shown(p) and outputs_pre[2 * i + 1].text() == shown(p)  # tool results
     errors = [n.text() for n in root.find_all("span", "actxd-error-message")]
     assert errors[:2] == [shown(HOSTILE[0])] * 2
-    assert root.find("span", "actxd-name").text() == shown(" | ".join(HOSTILE))
+    assert root.find("b", "actxd-name").text() == shown(" | ".join(HOSTILE))
     # Markdown fields: a <script> payload is text, code stays code
     first = root.find("article", data_index="0").find("div", "actxd-md")
     assert first.text().strip() == HOSTILE[0]
@@ -585,7 +586,7 @@ def test_export_writes_a_standalone_page(session, tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"wrote {target} (2 entries") and done.stderr == ""
     tree = parse(target.read_text(encoding="utf-8"))
-    assert tree.find("strong").text() == "bold" and tree.find("span", "actxd-name").text() == "CLI export"
+    assert tree.find("strong").text() == "bold" and tree.find("b", "actxd-name").text() == "CLI export"
     assert tree.find("meta", http_equiv="Content-Security-Policy").attrs["content"] == CSP
 
 

@@ -191,6 +191,11 @@ def test_twenty_turns_make_a_small_notebook(tmp_path):
     size = len(nbformat.writes(nb).encode())
     own_text = sum(len(cell.source.encode()) for cell in nb.cells)
     assert size - own_text < 200_000, f"{size:,} bytes for 20 turns"
+    # the front end is not stored at all: every view settled, so the last one closed the bundle, emptied
+    state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    bundles = [model["state"] for model in state.values() if model["model_name"] == "WidgetModel" and "esm" in model["state"]]
+    assert bundles and all(bundle["esm"] == "" and bundle["css"] == "" for bundle in bundles)
+    print(f"20 turns: {size:,} bytes, {size - own_text:,} beyond the cells' own text")
     answers = [o.data["text/plain"] for cell in nb.cells[1:] for o in cell.outputs if o.output_type == "display_data"]
     assert len(answers) == 20 and all(f"Question {i}:" in text for i, text in enumerate(answers))
     assert not re.search(r"Question 0:", answers[5])  # earlier turns are counted, not repeated

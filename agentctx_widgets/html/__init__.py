@@ -112,7 +112,8 @@ def render(context: Any, output: Any = None, *, title: str | None = None, usage:
         render_outputs({"order": [], "messages": {}}, Options(), problems) if problems else "")
     style = f"<style>{CSS}</style>" if css else ""
     html = (f'<div class="actx-doc {ROOT_CLASS}" data-actx-static="1">{style}'
-            f'<header class="actxd-header"><span class="actxd-name" data-testid="actx-header-name">{esc(heading)}</span>'
+            f'<header class="actxd-header"><b class="actxd-name" data-testid="actx-header-name">{esc(heading)}</b>'
+            '<span class="actxd-sep"> · </span>'
             f'<span class="actxd-count" data-testid="actx-header-count">{count:,} message{"" if count == 1 else "s"}</span>'
             f'</header><div class="actxd-body"><section class="actxd-context" data-testid="actx-context">{earlier}{body}'
             f'</section></div>{outputs}<footer class="actxd-footer actxd-usage" data-testid="actx-usage">{esc(usage_text)}'

@@ -158,7 +158,7 @@ def _metadata(message: dict) -> str:
 
 def _article(kind: str, index: int, body: str, extra_class: str = "") -> str:
     return (f'<article class="actxd-msg actxd-msg-{kind}{extra_class}" data-kind="{kind}" data-index="{index}">'
-            f'<div class="actxd-role">{LABELS.get(kind, kind)}</div><div class="actxd-msg-body">{body}</div></article>')
+            f'<div class="actxd-role"><b>{LABELS.get(kind, kind)}</b></div><div class="actxd-msg-body">{body}</div></article>')
 
 
 def _conversational(kind: str) -> Callable[[dict, int, Env], str]:

@@ -254,5 +254,5 @@ def render_outputs(state: dict, options: Options, problems: list[str] | None = N
         parts.append(f'<div class="actxd-error" data-kind="output-refused">Output message not shown: {esc(problem)}</div>')
     if not parts:
         return ""
-    return (f'<section class="actxd-outputs" data-testid="actx-outputs"><div class="actxd-section-title">Output</div>'
+    return (f'<section class="actxd-outputs" data-testid="actx-outputs"><div class="actxd-section-title"><b>Output</b></div>'
             f'{"".join(parts)}</section>')

@@ -80,6 +80,8 @@ _TEMPLATE = (
   border-radius: var(--actxd-radius) var(--actxd-radius) 0 0;
 }
 .R .actxd-name { font-weight: 600; overflow-wrap: anywhere; }
+.R .actxd-sep { display: none; } /* the gap separates them here; the dot reads where styles are stripped */
+.R :is(.actxd-role, .actxd-section-title) b { font-weight: inherit; }
 .R .actxd-count, .R .actxd-usage { color: var(--actxd-fg2); font-size: 0.86em; }
 .R .actxd-header .actxd-usage { margin-left: auto; }
 .R .actxd-body { padding: 8px 10px; }

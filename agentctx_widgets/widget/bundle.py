@@ -128,6 +128,36 @@ def shared_bundle() -> FrontEndBundle | None:
         return _shared
 
 
+_users: set[str] = set()
+"""Model ids of the views that use the shared bundle and were not closed with ``forget=True``."""
+
+
+def use_shared_bundle(view_id: str) -> None:
+    """A view refers to the shared bundle (it may be displayed, live or from saved state)."""
+    with _lock:
+        _users.add(view_id)
+
+
+def forget_shared_bundle(view_id: str) -> None:
+    """A view no display shows any more let go of the bundle; the last one closes it, emptied first.
+
+    nbclient keeps the last state of closed models in the notebook, so a notebook whose views all
+    settled into documents (``%agentctx run``) then stores no copy of the front end. A view closed
+    without ``forget`` keeps the bundle: its display may still render it from saved state.
+    """
+    global _shared
+    with _lock:
+        _users.discard(view_id)
+        if _users or _shared is None:
+            return
+        bundle, _shared = _shared, None
+    if bundle.comm is not None:
+        with bundle.hold_sync():
+            bundle.esm = ""
+            bundle.css = ""
+        bundle.close()
+
+
 @functools.cache
 def _encoded_files() -> tuple[str, str]:
     files = bundle_files()

@@ -15,7 +15,7 @@ import traitlets
 
 from agentctx_widgets.context import estimate_context_tokens, fallback_context_window
 
-from .bundle import BundleReference, ViewCode
+from .bundle import BundleReference, ViewCode, forget_shared_bundle, use_shared_bundle
 from .stream import StreamProtocol
 from .transcript import transcript
 
@@ -58,6 +58,8 @@ class ContextView(anywidget.AnyWidget):
             context=self._context_messages(),
         )
         super().__init__(_snapshot=self._initial_snapshot, **kwargs)
+        if self._bundle is not None:
+            use_shared_bundle(self.model_id)
         self._ready = True
         self.on_msg(self._on_front_end_message)
         if context is not None:
@@ -133,11 +135,14 @@ class ContextView(anywidget.AnyWidget):
             self._unsubscribe()
             self._unsubscribe = None
         self._stream.close()
-        if forget and self.comm is not None:
+        model_id = self.model_id if self.comm is not None else None
+        if forget and model_id is not None:
             with self.hold_sync():
                 self._snapshot = ""
                 self._esm = _FORGOTTEN_ESM
         super().close()
+        if forget and model_id is not None and self._bundle is not None:
+            forget_shared_bundle(model_id)  # the last such view closes the bundle, emptied
 
     def __repr__(self) -> str:
         return transcript(self._stream.peek())  # no flush: showing the view sends nothing over the comm
