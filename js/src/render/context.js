@@ -4,6 +4,11 @@
  * (IntersectionObserver on the scroll container) or is clicked. So a 10,000-message context costs
  * one page of DOM to show, and scrolling up grows it a page at a time.
  *
+ * A page is rendered in slices of `sliceSize` entries, newest first, one slice per task (the next
+ * one after a `schedule` callback), so no task blocks the page for long: the first slice is the
+ * first screen, and Markdown parsing of the rest of the page waits its turn. A caller that sets
+ * `pageSize` without `sliceSize` gets whole pages at once (tests rely on that).
+ *
  * Tool results are linked to their call: a type-4 message whose `callId` matches a toolCall block
  * of an earlier assistant message that is rendered is drawn beneath that call (the result's own
  * slot keeps a hidden anchor); otherwise it stands alone with its call id.
@@ -13,17 +18,28 @@ import { createMessageView, kindOf, renderToolResult } from "./messages.js";
 
 /** @typedef {import("./messages.js").MessageView} MessageView */
 
+/** Entries rendered per task by default: about two screens of a 70vh view. */
+export const SLICE_SIZE = 16;
+
 export class ContextList {
   /**
-   * @param {{pageSize?: number, scrollRoot?: HTMLElement | null, IntersectionObserver?: typeof IntersectionObserver | null}} [options]
+   * @param {{pageSize?: number, sliceSize?: number, schedule?: (task: () => void) => () => void,
+   *   scrollRoot?: HTMLElement | null, IntersectionObserver?: typeof IntersectionObserver | null}} [options]
+   *   `schedule(task)` runs `task` later and returns a function that cancels it.
    */
   constructor(options = {}) {
     this.pageSize = options.pageSize ?? 60;
+    this.sliceSize = Math.max(1, options.sliceSize ?? (options.pageSize === undefined ? SLICE_SIZE : this.pageSize));
+    this.schedule = options.schedule ?? laterTask;
+    /** @type {(() => void) | null} cancels the scheduled slice */
+    this.cancelSlice = null;
     this.scrollRoot = options.scrollRoot ?? null;
     /** @type {any[]} */
     this.messages = [];
     /** First rendered index. */
     this.start = 0;
+    /** First index the current page wants rendered (< start while slices are still to come). */
+    this.target = 0;
     /** @type {Map<number, MessageView>} */
     this.views = new Map();
     /** result index → owner (assistant) index, for results drawn beneath their call. */
@@ -42,7 +58,8 @@ export class ContextList {
     /** @type {IntersectionObserver | null} */
     this.observer = IO
       ? new IO((entries) => {
-          if (entries.some((entry) => entry.isIntersecting) && this.start > 0) this.loadMore();
+          // while a page is still coming in slices its end re-checks the sentinel (updateSentinel)
+          if (entries.some((entry) => entry.isIntersecting) && this.start > 0 && this.target === this.start) this.loadMore();
         }, { root: this.scrollRoot, rootMargin: "200px 0px 0px 0px" })
       : null;
   }
@@ -53,6 +70,7 @@ export class ContextList {
    */
   update(messages, changed) {
     this.messages = messages;
+    this.target = Math.min(this.target, messages.length);
     if (changed === "all" || this.start > messages.length) {
       this.rebuild();
       return;
@@ -74,23 +92,37 @@ export class ContextList {
   }
 
   rebuild() {
+    this.stopSlices();
     this.views.clear();
     this.list.replaceChildren();
-    this.start = Math.max(0, this.messages.length - this.pageSize);
+    const length = this.messages.length;
+    this.target = Math.max(0, length - this.pageSize);
+    // the first slice is the first screen: rendered now, the rest of the page in later tasks
+    this.start = Math.max(this.target, length - this.sliceSize);
     this.computeLinks();
     const fragment = document.createDocumentFragment();
-    for (let i = this.start; i < this.messages.length; i += 1) fragment.append(this.viewFor(i).el);
+    for (let i = this.start; i < length; i += 1) fragment.append(this.viewFor(i).el);
     this.list.append(fragment);
+    this.continueSlices();
     this.updateSentinel();
   }
 
-  /** Render one more page above the first rendered message, keeping the scroll position. */
+  /** Ask for one more page above the first rendered message (rendered in slices, keeping the scroll position). */
   loadMore() {
     if (this.start === 0) return;
+    this.target = Math.max(0, Math.min(this.target, this.start) - this.pageSize);
+    this.stopSlices();
+    this.renderSlice();
+  }
+
+  /** Render the next slice above the first rendered message, keeping the scroll position. */
+  renderSlice() {
+    this.cancelSlice = null;
+    if (this.start <= this.target) return;
     const root = this.scrollRoot;
     const heightBefore = root ? root.scrollHeight : 0;
     const oldStart = this.start;
-    this.start = Math.max(0, oldStart - this.pageSize);
+    this.start = Math.max(this.target, oldStart - this.sliceSize);
     const before = this.links;
     this.computeLinks();
     const fragment = document.createDocumentFragment();
@@ -101,7 +133,18 @@ export class ContextList {
     this.linkChanges(before, dirty);
     for (const i of dirty) if (i >= oldStart) this.renderAt(i);
     if (root) root.scrollTop += root.scrollHeight - heightBefore;
+    this.continueSlices();
     this.updateSentinel();
+  }
+
+  /** Schedule the next slice when the page is not complete yet. */
+  continueSlices() {
+    if (this.start > this.target && this.cancelSlice === null) this.cancelSlice = this.schedule(() => this.renderSlice());
+  }
+
+  stopSlices() {
+    this.cancelSlice?.();
+    this.cancelSlice = null;
   }
 
   updateSentinel() {
@@ -196,6 +239,32 @@ export class ContextList {
   }
 
   destroy() {
+    this.stopSlices();
     this.observer?.disconnect();
   }
+}
+
+/**
+ * Run `task` in a later task of its own (a message-channel post: no 4 ms timer clamp), cancellable.
+ * @param {() => void} task
+ * @returns {() => void}
+ */
+function laterTask(task) {
+  let live = true;
+  const run = () => {
+    if (live) task();
+  };
+  if (typeof MessageChannel === "function") {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      run();
+    };
+    channel.port2.postMessage(null);
+  } else {
+    setTimeout(run, 0);
+  }
+  return () => {
+    live = false;
+  };
 }

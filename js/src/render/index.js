@@ -42,11 +42,15 @@ export { LOG_PREFIX };
 /**
  * @typedef {{header?: true | boolean, context?: "all" | number[], pending?: true | boolean, outputs?: "all" | string[]}} Changes
  * @typedef {{seq?: number, header?: any, context?: any[], pending?: any, outputs?: {order: string[], messages: Record<string, any>}}} ViewState
- * @typedef {{pageSize?: number, IntersectionObserver?: typeof IntersectionObserver | null}} RendererOptions
+ * @typedef {{pageSize?: number, sliceSize?: number, schedule?: (task: () => void) => () => void,
+ *   IntersectionObserver?: typeof IntersectionObserver | null}} RendererOptions
  */
 
 /** Pixels from the bottom within which the view keeps following new content. */
 const STICKY_PX = 48;
+
+/** A User Timing mark set when a renderer is created (a view's render()): benchmarks time the first screen from it. */
+export const RENDER_MARK = "agentctx-widgets:render";
 
 /**
  * Mount a renderer into `el`.
@@ -55,10 +59,17 @@ const STICKY_PX = 48;
  * @returns {{update: (state: ViewState, changes?: Changes) => void, destroy: () => void, root: HTMLElement}}
  */
 export function createRenderer(el, options = {}) {
+  globalThis.performance?.mark?.(RENDER_MARK);
   const controller = new AbortController();
   const header = new HeaderView();
   const body = h("div", { className: "actx-body", "data-testid": "actx-body" });
-  const contextList = new ContextList({ pageSize: options.pageSize, scrollRoot: body, IntersectionObserver: options.IntersectionObserver });
+  const contextList = new ContextList({
+    pageSize: options.pageSize,
+    sliceSize: options.sliceSize,
+    schedule: options.schedule,
+    scrollRoot: body,
+    IntersectionObserver: options.IntersectionObserver,
+  });
   const pendingSlot = h("div", { className: "actx-pending-slot" });
   const outputs = new OutputList();
   body.append(contextList.el, pendingSlot, outputs.el);

@@ -1,0 +1,149 @@
+import { afterEach, describe, expect, test } from "vitest";
+import { SLICE_SIZE } from "../src/render/context.js";
+import { createRenderer } from "../src/render/index.js";
+
+/** A hand-run scheduler: tasks wait in a queue until the test runs them. */
+function manualScheduler() {
+  /** @type {Array<{task: () => void, live: boolean}>} */
+  const queue = [];
+  return {
+    queue,
+    /** @param {() => void} task */
+    schedule(task) {
+      const entry = { task, live: true };
+      queue.push(entry);
+      return () => {
+        entry.live = false;
+      };
+    },
+    /** Run the next task; false when none is waiting. */
+    step() {
+      const entry = queue.shift();
+      if (!entry) return false;
+      if (entry.live) entry.task();
+      return true;
+    },
+    live() {
+      return queue.filter((e) => e.live).length;
+    },
+  };
+}
+
+/** @type {Array<{destroy: () => void}>} */
+const mounted = [];
+afterEach(() => {
+  while (mounted.length) mounted.pop()?.destroy();
+});
+
+/** @param {import("../src/render/index.js").RendererOptions} options */
+function mount(options) {
+  const el = document.createElement("div");
+  document.body.append(el);
+  const renderer = createRenderer(el, options);
+  mounted.push(renderer);
+  return renderer;
+}
+
+/** @param {number} n */
+const many = (n) => Array.from({ length: n }, (_, i) => ({ type: 2 + (i % 2), content: [{ type: "text", text: `message **${i}**` }] }));
+/** @param {any[]} context */
+const state = (context) => ({ seq: 1, header: { name: "t" }, context, pending: null, outputs: { order: [], messages: {} } });
+/** @param {{root: HTMLElement}} r */
+const shownIndexes = (r) => Array.from(r.root.querySelectorAll("[data-testid=actx-context] > [data-index]")).map((el) => Number(el.getAttribute("data-index")));
+/** @param {number} from @param {number} to */
+const range = (from, to) => Array.from({ length: to - from }, (_, i) => from + i);
+
+describe("a page rendered in slices", () => {
+  test("the first screen is one slice of the newest messages; the rest of the page follows, one slice a task", () => {
+    const s = manualScheduler();
+    const r = mount({ schedule: s.schedule, IntersectionObserver: null });
+    r.update(state(many(10_000)));
+    expect(shownIndexes(r)).toEqual(range(10_000 - SLICE_SIZE, 10_000));
+    expect(r.root.querySelector("[data-index='9999'] strong")?.textContent).toBe("9999");
+    let tasks = 0;
+    while (s.step()) tasks += 1;
+    expect(tasks).toBe(Math.ceil((60 - SLICE_SIZE) / SLICE_SIZE));
+    expect(shownIndexes(r)).toEqual(range(10_000 - 60, 10_000)); // in order, none twice
+    const more = /** @type {HTMLButtonElement} */ (r.root.querySelector("[data-testid=actx-load-more]"));
+    expect(more.textContent).toContain("9940 more");
+  });
+
+  test("asking for more while a page is still coming extends it by one page, still in slices", () => {
+    const s = manualScheduler();
+    const r = mount({ schedule: s.schedule, IntersectionObserver: null });
+    r.update(state(many(500)));
+    /** @type {HTMLButtonElement} */ (r.root.querySelector("[data-testid=actx-load-more]")).click();
+    expect(shownIndexes(r)).toHaveLength(2 * SLICE_SIZE); // the click renders one slice at once
+    while (s.step());
+    expect(shownIndexes(r)).toEqual(range(500 - 120, 500));
+  });
+
+  test("every message is reachable: loading page after page ends at message 0", () => {
+    const s = manualScheduler();
+    const r = mount({ schedule: s.schedule, IntersectionObserver: null });
+    r.update(state(many(1_000)));
+    const more = /** @type {HTMLButtonElement} */ (r.root.querySelector("[data-testid=actx-load-more]"));
+    for (let clicks = 0; clicks < 100 && !more.hidden; clicks += 1) {
+      more.click();
+      while (s.step());
+    }
+    expect(more.hidden).toBe(true);
+    expect(shownIndexes(r)).toEqual(range(0, 1_000));
+  });
+
+  test("a new context mid-page cancels the old page's slices", () => {
+    const s = manualScheduler();
+    const r = mount({ schedule: s.schedule, IntersectionObserver: null });
+    r.update(state(many(1_000)));
+    expect(s.live()).toBe(1);
+    r.update(state(many(5))); // "all": a rebuild
+    expect(s.live()).toBe(0);
+    while (s.step());
+    expect(shownIndexes(r)).toEqual(range(0, 5));
+  });
+
+  test("destroy() cancels the slice still to come", () => {
+    const s = manualScheduler();
+    const r = mount({ schedule: s.schedule, IntersectionObserver: null });
+    r.update(state(many(1_000)));
+    expect(s.live()).toBe(1);
+    r.destroy();
+    expect(s.live()).toBe(0);
+  });
+
+  test("the sentinel does not ask for another page while one is still coming, and re-checks when it is done", () => {
+    /** @type {Array<(entries: any[]) => void>} */
+    const callbacks = [];
+    let observes = 0;
+    class FakeObserver {
+      /** @param {(entries: any[]) => void} cb */
+      constructor(cb) {
+        callbacks.push(cb);
+      }
+      observe() {
+        observes += 1;
+      }
+      unobserve() {}
+      disconnect() {}
+    }
+    const s = manualScheduler();
+    const r = mount({ schedule: s.schedule, IntersectionObserver: /** @type {any} */ (FakeObserver) });
+    r.update(state(many(1_000)));
+    callbacks[0]([{ isIntersecting: true }]); // before the view scrolled to its end
+    while (s.step());
+    expect(shownIndexes(r)).toHaveLength(60);
+    const before = observes;
+    callbacks[0]([{ isIntersecting: true }]); // the page is complete: now it loads the next
+    while (s.step());
+    expect(shownIndexes(r)).toEqual(range(1_000 - 120, 1_000));
+    expect(observes).toBeGreaterThan(before);
+  });
+
+  test("the real scheduler (a later task) completes the page without help", async () => {
+    const r = mount({ IntersectionObserver: null });
+    r.update(state(many(200)));
+    expect(shownIndexes(r)).toHaveLength(SLICE_SIZE);
+    for (let i = 0; i < 50 && shownIndexes(r).length < 60; i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(shownIndexes(r)).toEqual(range(140, 200));
+  });
+});
