@@ -16,8 +16,8 @@ a failed turn touched is put back as it was.
 
 from __future__ import annotations
 
-import ast
 import copy
+import dis
 import keyword
 import re
 import sys
@@ -76,14 +76,6 @@ def detect_language(cell: str) -> str:
     return "python"
 
 
-def _is_agentctx_call(node: ast.AST, line: str) -> bool:
-    """Is ``node`` IPython's rewrite of ``%agentctx LINE``: ``get_ipython().run_line_magic('agentctx', LINE)``?"""
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "run_line_magic" and len(node.args) >= 2
-            and all(isinstance(arg, ast.Constant) for arg in node.args[:2])
-            and node.args[0].value == "agentctx" and node.args[1].value == line)
-
-
 def stream_chunks(text: str) -> list[str]:
     """Split text into word-sized chunks that join back to exactly ``text``."""
     chunks = _CHUNK.findall(text)
@@ -110,8 +102,6 @@ class AgentContextMagics(Magics):
         """Hook sets defined with ``%%agentctx hooks NAME``, by name."""
         self.last_result: Any = None
         """The TurnResult of the last ``%agentctx run`` (for inspection after a run)."""
-        self._line = ""
-        self._calls_seen: tuple[Any, dict[str, int]] = (None, {})
 
     @property
     def _ns(self) -> dict[str, Any]:
@@ -121,40 +111,31 @@ class AgentContextMagics(Magics):
     def _where_it_stands(self, value: Any) -> Any:
         """Display ``value`` now unless IPython will (the magic is the cell's last expression), as
         ``%timeit`` prints wherever it stands; return it either way (``x = %agentctx usage ctx``)."""
-        if not self._displayed_by_ipython(self._line):
+        if not self._displayed_by_ipython():
             display(value)
         return value
 
-    def _displayed_by_ipython(self, line: str) -> bool:
-        """Is this call of ``%agentctx LINE`` the last expression of the running cell, not silenced
-        with ``;`` — so that IPython's displayhook shows what it returns?"""
-        history = self._ns.get("_ih") or []
-        try:
-            tree = ast.parse(history[-1] if history else "")
-        except SyntaxError:
-            return False
-        calls = sorted((node for node in ast.walk(tree) if _is_agentctx_call(node, line)),
-                       key=lambda node: (node.lineno, node.col_offset))
-        key = (self.shell.execution_count, line)
-        if self._calls_seen[0] != key[0]:
-            self._calls_seen = (key[0], {})
-        seen = self._calls_seen[1]
-        seen[line] = nth = seen.get(line, 0) + 1  # this is the nth such call of the cell
-        last = tree.body[-1] if tree.body else None
-        if not (isinstance(last, ast.Expr) and _is_agentctx_call(last.value, line)):
-            return False
-        if calls.index(last.value) != nth - 1:
-            return False
-        try:
-            return not self.shell.displayhook.quiet()
-        except Exception:  # noqa: BLE001 - a displayhook without quiet(): IPython shows the value
-            return True
+    @staticmethod
+    def _displayed_by_ipython() -> bool:
+        """Will IPython display what this call returns — is it the cell's last expression?
+
+        IPython compiles a cell's last expression statement on its own in ``single`` mode, which ends
+        it with ``PRINT_EXPR`` (the displayhook); every other statement is compiled without one. So the
+        statement that called ``run_line_magic`` says it, whatever the history holds (nbval and
+        nbclient may run cells without storing them)."""
+        frame = sys._getframe(1)
+        while frame is not None:
+            code = frame.f_code
+            if code.co_name == "<module>" and "run_line_magic" in code.co_names:
+                return any(ins.opname == "PRINT_EXPR" or (ins.opname == "CALL_INTRINSIC_1" and ins.arg == 1)
+                           for ins in dis.get_instructions(code))
+            frame = frame.f_back
+        return False  # called from Python code, not from a cell
 
     @line_cell_magic
     def agentctx(self, line: str, cell: str | None = None) -> Any:
         """Show, measure and run agent contexts; ``%agentctx help`` lists the subcommands."""
         name = "agentctx"
-        self._line = line
         try:
             command = parse_magic(line, cell)
             name = command.name

@@ -135,19 +135,21 @@ def kinds(output) -> set[str]:
 
 def test_each_run_cell_keeps_its_turn_as_html_and_text_not_a_widget(executed):
     for index in (1, 2, 6):
-        shown = [o for o in outputs(executed, index) if o.output_type == "display_data"]
-        assert len(shown) == 1 and kinds(shown[0]) == {"text/html", "text/plain"}, index
-    first = outputs(executed, 1)[0].data["text/plain"].splitlines()
+        live, document, *_ = outputs(executed, index)
+        # the live view's output, emptied when the turn ended (nothing of the widget is kept), then the document
+        assert live.output_type == "display_data" and live.data == {} and "display_id" not in live.get("metadata", {})
+        assert document.output_type == "display_data" and kinds(document) == {"text/html", "text/plain"}, index
+    first = outputs(executed, 1)[1].data["text/plain"].splitlines()
     assert first[:3] == ['"chat" · 2 messages', "[user] What is **two** plus two?",
                          "[assistant] Scripted reply to: What is **two** plus two?"]
-    second = outputs(executed, 2)[0].data["text/plain"].splitlines()
+    second = outputs(executed, 2)[1].data["text/plain"].splitlines()
     assert second[:4] == ['"chat" · 4 messages', "… 2 earlier messages", "[user] And three?",
                           "[assistant] Scripted reply to: And three?"]
-    assert "<strong>two</strong>" in outputs(executed, 1)[0].data["text/html"]
-    assert "What is" not in outputs(executed, 2)[0].data["text/html"]  # the earlier turn is one line
+    assert "<strong>two</strong>" in outputs(executed, 1)[1].data["text/html"]
+    assert "What is" not in outputs(executed, 2)[1].data["text/html"]  # the earlier turn is one line
     plain_run = outputs(executed, 6)
-    assert "[assistant] From *run()*" in plain_run[0].data["text/plain"]
-    assert plain_run[1].text == "True 6\n"
+    assert "[assistant] From *run()*" in plain_run[1].data["text/plain"]
+    assert plain_run[2].text == "True 6\n"
 
 
 def test_the_stylesheet_is_stored_once_per_notebook(executed):
@@ -196,7 +198,7 @@ def test_twenty_turns_make_a_small_notebook(tmp_path):
     bundles = [model["state"] for model in state.values() if model["model_name"] == "WidgetModel" and "esm" in model["state"]]
     assert bundles and all(bundle["esm"] == "" and bundle["css"] == "" for bundle in bundles)
     print(f"20 turns: {size:,} bytes, {size - own_text:,} beyond the cells' own text")
-    answers = [o.data["text/plain"] for cell in nb.cells[1:] for o in cell.outputs if o.output_type == "display_data"]
+    answers = [o.data["text/plain"] for cell in nb.cells[1:] for o in cell.outputs if "text/plain" in o.get("data", {})]
     assert len(answers) == 20 and all(f"Question {i}:" in text for i, text in enumerate(answers))
     assert not re.search(r"Question 0:", answers[5])  # earlier turns are counted, not repeated
     json.dumps(nb)  # plain JSON throughout

@@ -2,10 +2,11 @@
 ``TurnDocument`` once it settles.
 
 Why: the widget is for watching the stream; what stays in the notebook must read without a kernel or
-JavaScript, and must not store the front-end bundle once per turn. So the view is displayed with a
-display id, and when the turn ends that display is updated in place to the static document (nbclient
-and every Jupyter front end apply ``update_display_data``) and the view's comm is closed, so no widget
-state of it is saved. Several contexts (one hook set in JavaScript, one in Python) sit side by side.
+JavaScript, and must not store the front-end bundle once per turn. So the view is displayed (the widget
+alone, no text form) with a display id; when the turn ends that display is updated to nothing (nbclient
+and every Jupyter front end apply ``update_display_data``), the static document is displayed after it
+as a new output (nbval, which ignores display updates, sees it too), and the view's comm is closed
+with its state emptied. Several contexts (one hook set in JavaScript, one in Python) sit side by side.
 
 The document's stylesheet goes into the first settled document of a kernel session (one copy styles
 every document on the page: the rules are scoped to one class) and again whenever the cell that held
@@ -30,6 +31,7 @@ _stylesheet_lock = threading.Lock()
 _stylesheet_cell: list[str | None] = [None]
 """The id of the cell whose output carries the documents' stylesheet in this kernel (None: none yet)."""
 _NO_CELL_ID = "<a cell of unknown id>"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def _kernel() -> Any:
@@ -116,7 +118,11 @@ class TurnDisplay:
             import ipywidgets
 
             shown = self._box = ipywidgets.HBox(self.views, layout=ipywidgets.Layout(width="100%"))
-        self._handle = display(shown, display_id=True)
+        bundle = shown._repr_mimebundle_()
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        # the widget only: no text/plain of the live view, so a tool that does not apply display
+        # updates (nbval) keeps nothing of it to compare, as a notebook keeps nothing of it either
+        self._handle = display({WIDGET_VIEW: data[WIDGET_VIEW]}, raw=True, display_id=True)
         return self
 
     def settle(self, *, usage: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None) -> TurnDocument:
@@ -139,7 +145,10 @@ class TurnDisplay:
             parts.append(TurnPart.of_state(state, start=start, usage=used, model=self._model))
         self.document = TurnDocument(parts, css=_claim_stylesheet())
         if self._handle is not None:
-            self._handle.update(self.document)
+            from IPython.display import display
+
+            self._handle.update({}, raw=True)  # the live view's output empties (every front end, nbclient)
+            display(self.document)  # and the document follows it: a new output even nbval sees
         for view in self.views:
             view.close(forget=True)  # the document replaced it: nothing of it needs saving
         if self._box is not None:
