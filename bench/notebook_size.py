@@ -1,4 +1,5 @@
-"""Notebook size: an executed notebook with 1, 3 and 10 ContextViews, bundle shared vs carried per view.
+"""Notebook size: an executed notebook with 1, 3 and 10 ContextViews, bundle shared vs carried per view;
+and 20 scripted turns, each in a view of its own (the last release) vs settled into documents (now).
 
 ``jupyter nbconvert --execute`` stores the widget state of every model the kernel opened (closed ones
 too) in ``metadata.widgets``. Each view used to carry anywidget's ``_esm``/``_css`` (the whole front-end
@@ -29,18 +30,30 @@ ctx{i} = Context([{{"type": 2, "content": [{{"type": "text", "text": "Question {
 ContextView(ctx{i})"""
 
 
-def notebook(views: int) -> dict:
+SETUP = ("%load_ext agentctx_widgets\nfrom IPython.display import display\n"
+         "from agentctx_widgets import Context, ContextView, ScriptedModel, run_turn\nchat = Context(name='chat')")
+OLD_TURN = """view = ContextView(chat, title="chat")
+display(view)
+text = "Question {i}: what is {i} squared, and why?"
+run_turn(chat, text, view=view, model=ScriptedModel([f"Scripted reply to: {{text}}"]))
+view.settle()"""
+TURN = '%agentctx run chat "Question {i}: what is {i} squared, and why?"'
+
+
+def notebook(views: int, kind: str = "views") -> dict:
+    sources = ([CELL.format(i=i) for i in range(views)] if kind == "views" else
+               [SETUP] + [(OLD_TURN if kind == "old-turns" else TURN).format(i=i) for i in range(views)])
     cells = [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
-              "source": CELL.format(i=i)} for i in range(views)]
+              "source": source} for i, source in enumerate(sources)]
     return {"cells": cells, "nbformat": 4, "nbformat_minor": 5,
             "metadata": {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
                                         "name": "python3"}, "language_info": {"name": "python"}}}
 
 
-def executed_size(views: int, *, inline: bool, workdir: Path) -> tuple[int, int]:
-    """Execute a notebook of ``views`` views with nbconvert; return (file bytes, metadata.widgets bytes)."""
-    source = workdir / f"views{views}_{'inline' if inline else 'shared'}.ipynb"
-    source.write_text(json.dumps(notebook(views), indent=1))
+def executed_size(views: int, *, inline: bool, workdir: Path, kind: str = "views") -> tuple[int, int]:
+    """Execute a notebook of ``views`` views (or turns) with nbconvert; return (file bytes, metadata.widgets bytes)."""
+    source = workdir / f"{kind}{views}_{'inline' if inline else 'shared'}.ipynb"
+    source.write_text(json.dumps(notebook(views, kind), indent=1))
     env = dict(os.environ, PYTHONPATH=str(REPO), JUPYTER_PATH=str(VENV_BIN.parent / "share" / "jupyter"))
     env.pop("AGENTCTX_WIDGETS_INLINE_BUNDLE", None)
     if inline:
@@ -57,6 +70,7 @@ def executed_size(views: int, *, inline: bool, workdir: Path) -> tuple[int, int]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--views", type=int, nargs="+", default=[1, 3, 10])
+    parser.add_argument("--turns", type=int, default=20, help="scripted turns in the turns table (0: skip it)")
     args = parser.parse_args()
     bundle = REPO / "agentctx_widgets" / "static"
     print(f"## notebook size: nbconvert --execute, widget state stored "
@@ -70,6 +84,14 @@ def main() -> None:
             shared = executed_size(views, inline=False, workdir=Path(tmp))
             print(f"| {views} | {inline[0] / KB:.1f} KB | {shared[0] / KB:.1f} KB "
                   f"| {inline[1] / KB:.1f} KB | {shared[1] / KB:.1f} KB |")
+        if args.turns:
+            old = executed_size(args.turns, inline=True, workdir=Path(tmp), kind="old-turns")
+            new = executed_size(args.turns, inline=False, workdir=Path(tmp), kind="turns")
+            print(f"\n## {args.turns} scripted turns, nbconvert --execute")
+            print("| | file | widget state |\n|---|---:|---:|")
+            print(f"| a ContextView displayed per turn, bundle in each (the last release's %agentctx run) "
+                  f"| {old[0] / KB:.1f} KB | {old[1] / KB:.1f} KB |")
+            print(f"| %agentctx run: each turn settles into its document | {new[0] / KB:.1f} KB | {new[1] / KB:.1f} KB |")
 
 
 if __name__ == "__main__":
