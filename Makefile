@@ -44,10 +44,15 @@ test: setup chromium test-js test-py
 bench: setup chromium
 	$(PY) bench/estimate.py
 	$(PY) bench/output.py
+	$(PY) bench/view_sink.py
+	cd js && node bench/delta-append.mjs
 	$(PY) bench/assemble.py
 	$(PY) bench/stream.py
 	$(PY) bench/load.py
 	$(PY) bench/models.py
+	$(PY) bench/notebook_size.py
+	$(PY) bench/watch.py
+	$(PY) bench/marimo_stream.py
 
 clean:
 	rm -rf $(VENV) js/node_modules agentctx_widgets/static
