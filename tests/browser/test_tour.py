@@ -47,7 +47,11 @@ def test_tour_runs_clean_and_renders_its_views_and_usage(lab):
     # the first view (cell "view = ContextView(ctx, ..., title='tour')") follows ctx to the end
     seq = lab.kernel_json("view.state()['seq']")
     lab.wait_for(SEQ_AT_LEAST, [VIEW, seq])
-    assert lab.page.locator(VIEW).count() >= 2  # the view, and the one `%agentctx run` opens
+    assert lab.page.locator(VIEW).count() == 1  # the view; the `%agentctx run` cell keeps its document
+    turn = lab.page.locator(".jp-OutputArea-output .actx-doc")
+    assert turn.count() == 1
+    assert "And 3+3?" in turn.text_content() and "4 earlier messages" not in turn.text_content()
+    assert turn.locator(".actxd-earlier").text_content() == "3 earlier messages"
     first = lab.page.locator(VIEW).first
     assert first.locator("[data-testid=actx-header-name]").text_content() == "tour"
     assert first.locator("[data-testid=actx-header-count]").text_content() == "5 messages"
@@ -82,6 +86,8 @@ def test_tour_runs_clean_and_renders_its_views_and_usage(lab):
         lab.screenshot(f"tour_{name}_view", VIEW)
         usage.scroll_into_view_if_needed()
         lab.screenshot(f"tour_{name}_usage", USAGE)
+        turn.scroll_into_view_if_needed()
+        lab.screenshot(f"tour_{name}_turn", ".jp-OutputArea-output .actx-doc")
         lab.screenshot(f"tour_{name}_page")
     lab.set_theme("JupyterLab Light")
     assert not [line for line in lab.console if line.startswith("pageerror")], lab.console
