@@ -53,3 +53,17 @@ def test_mimetype_of_prefers_mimetype_then_mime():
     assert mimetype_of({"mime": 3}) is None
     assert mimetype_of(None) is None
     assert mimetype_of("image/png") is None
+
+
+def test_one_role_table_both_ways_and_no_role_for_what_is_not_a_message_type():
+    from agentctx_widgets.context.types import ROLE_OF, TYPE_OF_ROLE, role_of
+
+    assert dict(ROLE_OF) == {1: "system", 2: "user", 3: "assistant", 4: "tool"}
+    assert dict(TYPE_OF_ROLE) == {"system": 1, "user": 2, "assistant": 3, "tool": 4, "developer": 1}
+    assert all(type(kind) is int for kind in TYPE_OF_ROLE.values())  # what a message stores, not the enum
+    assert [role_of(kind) for kind in (1, 2, 3, 4, MessageType.ASSISTANT)] == ["system", "user", "assistant",
+                                                                              "tool", "assistant"]
+    # 0 is reserved, a bool is an int to Python but never a type, a record's type is a string
+    assert [role_of(kind) for kind in (0, True, False, 5, -1, "checkpoint", None, 3.0)] == [None] * 8
+    with pytest.raises(TypeError):
+        ROLE_OF[5] = "robot"  # read-only

@@ -16,6 +16,7 @@ import traitlets
 from agentctx_widgets.context import estimate_context_tokens, fallback_context_window
 
 from .bundle import BundleReference, ViewCode, forget_shared_bundle, use_shared_bundle
+from .protocol_types import Header, KernelMessage, ViewState
 from .stream import StreamProtocol
 from .transcript import transcript
 
@@ -116,7 +117,7 @@ class ContextView(anywidget.AnyWidget):
         self._window_model = model
         self._stream.header_changed()
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> ViewState:
         """The front-end state as the kernel holds it (what every view converges to)."""
         return self._stream.state()
 
@@ -158,7 +159,7 @@ class ContextView(anywidget.AnyWidget):
     def _context_messages(self) -> list[dict[str, Any]]:
         return [] if self._context is None else list(self._context.messages())
 
-    def _header(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    def _header(self, messages: list[dict[str, Any]]) -> Header:
         ctx = self._context
         window = None
         if self._window_model:
@@ -176,11 +177,11 @@ class ContextView(anywidget.AnyWidget):
             "diagnostics": self._diagnostics or None,
         }
 
-    def _send_message(self, message: dict[str, Any]) -> None:
+    def _send_message(self, message: KernelMessage) -> None:
         if self._ready and self.comm is not None:
             self.send(message)
 
-    def _store_snapshot(self, state: dict[str, Any]) -> None:
+    def _store_snapshot(self, state: ViewState) -> None:
         text = orjson.dumps(state).decode()
         if self._ready:
             self._snapshot = text
