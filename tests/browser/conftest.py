@@ -22,19 +22,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.timeout(300))
 
 
-@pytest.fixture(scope="session")
-def lab_server():
+def _require_browser_and_bundle() -> None:
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is missing (make chromium installs it); browser tests need a real Chromium")
     if not BUNDLE.exists():
         pytest.fail(f"front-end bundle {BUNDLE} is missing: run `make js`")
+
+
+@pytest.fixture(scope="session")
+def lab_server():
+    _require_browser_and_bundle()
     server = JupyterServer().start()
     yield server
     server.stop()
 
 
 @pytest.fixture(scope="session")
-def chromium(lab_server):
+def chromium():
+    """One Chromium per session; no JupyterLab needed (marimo's tests and the exported pages use it alone)."""
+    _require_browser_and_bundle()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
