@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "vitest";
-import { SLICE_SIZE } from "../src/render/context.js";
+import { SLICE_SIZE, WINDOW_PAGES } from "../src/render/context.js";
 import { createRenderer } from "../src/render/index.js";
 
 /** A hand-run scheduler: tasks wait in a queue until the test runs them. */
@@ -78,17 +78,63 @@ describe("a page rendered in slices", () => {
     expect(shownIndexes(r)).toEqual(range(500 - 120, 500));
   });
 
-  test("every message is reachable: loading page after page ends at message 0", () => {
+  test("every message is reachable up and back down, and the window never holds more than maxRendered", () => {
     const s = manualScheduler();
-    const r = mount({ schedule: s.schedule, IntersectionObserver: null });
+    const r = mount({ schedule: s.schedule, maxRendered: 180, IntersectionObserver: null });
     r.update(state(many(1_000)));
     const more = /** @type {HTMLButtonElement} */ (r.root.querySelector("[data-testid=actx-load-more]"));
+    const later = /** @type {HTMLButtonElement} */ (r.root.querySelector("[data-testid=actx-load-later]"));
+    /** @type {Set<number>} */
+    const seen = new Set();
+    let largest = 0;
+    const settle = () => {
+      while (s.step()) {
+        const shown = shownIndexes(r);
+        largest = Math.max(largest, shown.length);
+        expect(shown).toEqual(range(shown[0], shown[0] + shown.length)); // contiguous, in order
+        shown.forEach((i) => seen.add(i));
+      }
+    };
+    settle();
+    expect(later.hidden).toBe(true);
     for (let clicks = 0; clicks < 100 && !more.hidden; clicks += 1) {
+      more.click();
+      settle();
+    }
+    expect(more.hidden).toBe(true);
+    expect(shownIndexes(r)).toEqual(range(0, 180));
+    expect(later.hidden).toBe(false);
+    expect(later.textContent).toBe("↓ Show later messages (820 more)");
+    expect(seen.size).toBe(1_000);
+    for (let clicks = 0; clicks < 100 && !later.hidden; clicks += 1) {
+      later.click();
+      settle();
+    }
+    expect(later.hidden).toBe(true);
+    expect(shownIndexes(r)).toEqual(range(820, 1_000));
+    expect(largest).toBeLessThanOrEqual(180 + SLICE_SIZE);
+  });
+
+  test("an append is shown while the window shows the newest message, counted below it otherwise", () => {
+    const s = manualScheduler();
+    const r = mount({ schedule: s.schedule, maxRendered: 180, IntersectionObserver: null });
+    let ctx = many(1_000);
+    r.update(state(ctx));
+    while (s.step());
+    ctx = [...ctx, { type: 2, content: [{ type: "text", text: "new 1000" }] }];
+    r.update(state(ctx), { context: [1000] });
+    expect(shownIndexes(r).at(-1)).toBe(1000);
+    const more = /** @type {HTMLButtonElement} */ (r.root.querySelector("[data-testid=actx-load-more]"));
+    for (let clicks = 0; clicks < 4; clicks += 1) {
       more.click();
       while (s.step());
     }
-    expect(more.hidden).toBe(true);
-    expect(shownIndexes(r)).toEqual(range(0, 1_000));
+    expect(shownIndexes(r).at(-1)).toBeLessThan(1000); // scrolled far up: the newest fell out of the window
+    ctx = [...ctx, { type: 2, content: [{ type: "text", text: "new 1001" }] }];
+    const lastShown = /** @type {number} */ (shownIndexes(r).at(-1));
+    r.update(state(ctx), { context: [1001] });
+    expect(shownIndexes(r).at(-1)).toBe(lastShown);
+    expect(r.root.querySelector("[data-testid=actx-load-later]")?.textContent).toBe(`↓ Show later messages (${1001 - lastShown} more)`);
   });
 
   test("a new context mid-page cancels the old page's slices", () => {
@@ -100,6 +146,18 @@ describe("a page rendered in slices", () => {
     expect(s.live()).toBe(0);
     while (s.step());
     expect(shownIndexes(r)).toEqual(range(0, 5));
+  });
+
+  test("by default the window holds WINDOW_PAGES pages of 60", () => {
+    const s = manualScheduler();
+    const r = mount({ schedule: s.schedule, IntersectionObserver: null });
+    r.update(state(many(WINDOW_PAGES * 60 + 100)));
+    const more = /** @type {HTMLButtonElement} */ (r.root.querySelector("[data-testid=actx-load-more]"));
+    for (let clicks = 0; clicks < 100 && !more.hidden; clicks += 1) {
+      more.click();
+      while (s.step());
+    }
+    expect(shownIndexes(r)).toEqual(range(0, WINDOW_PAGES * 60));
   });
 
   test("destroy() cancels the slice still to come", () => {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from harness import write_notebook
@@ -87,7 +89,11 @@ def test_every_message_type_renders_in_light_and_dark(lab):
                               ("o-load", "Loading things"), ("o-tool", "lookup"), ("o-err", "Something broke"),
                               ("o-g1", "grouped one"), ("o-g2", "grouped two")]:
         assert needle in rendered[output_id]["text"], (output_id, rendered[output_id])
-    assert rendered["o-unknown"]["kind"] == "chart" or "chart" in rendered["o-unknown"]["text"]
+    # an unknown type keeps its type on the wrapper and shows its name and its props as JSON
+    assert rendered["o-unknown"]["kind"] == "chart"
+    unknown = root.locator(".actx-out[data-output-id=o-unknown]")
+    assert unknown.locator(".actx-generic .actx-label").text_content() == "chart"
+    assert json.loads(unknown.locator(".actx-generic pre.actx-json").text_content()) == {"series": [1, 2, 3]}
     assert root.locator(".actx-out[data-output-id=o-text] strong", has_text="markdown").count() == 1
     assert root.locator(".actx-out[data-output-id=o-img] img").count() == 1
     assert root.locator(".actx-out[data-output-id=o-audio] audio").count() == 1
@@ -150,3 +156,58 @@ def test_hostile_markdown_executes_nothing(lab):
     assert root.locator("[onerror], [onclick], [onload]").count() == 0
     assert lab.page.evaluate("() => window.__pwned") is None
     assert not [line for line in lab.console if "PWNED" in line], lab.console
+
+
+LONG = r'''
+from agentctx_widgets import Context, ContextView
+ctx = Context([{"type": 2 + (i % 2), "content": [{"type": "text", "text": f"Message {i} with **bold {i}**"}]}
+               for i in range(2_000)], name="long")
+view = ContextView(ctx)
+view
+'''
+
+# Scroll the view's body to the top every frame until message 0 is rendered, then back to the end
+# (a few screens a frame) until the newest is; record every index that entered the DOM on the way and
+# what is rendered at the top. Bounded by frames, not time.
+SCROLL_UP_AND_DOWN = """async ([sel, count]) => {
+  const view = document.querySelector(sel);
+  const body = view.querySelector('[data-testid=actx-body]');
+  const list = view.querySelector('[data-testid=actx-context]');
+  const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
+  const indexes = () => [...list.querySelectorAll(':scope > [data-index]')].map((el) => Number(el.dataset.index));
+  const seen = new Set(indexes());
+  const mo = new MutationObserver((records) => { for (const r of records) for (const n of r.addedNodes)
+    if (n.dataset && n.dataset.index !== undefined) seen.add(Number(n.dataset.index)); });
+  mo.observe(list, {childList: true});
+  const has = (i) => !!list.querySelector(`:scope > [data-index="${i}"]`);
+  for (let i = 0; i < 3000 && !(has(0) && body.scrollTop === 0); i += 1) { body.scrollTop = 0; await frame(); }
+  const top = {shown: indexes(), later: view.querySelector('[data-testid=actx-load-later]').textContent,
+               zeroBold: list.querySelector('[data-index="0"] strong')?.textContent ?? null,
+               zeroVisible: list.querySelector('[data-index="0"]')?.getBoundingClientRect().bottom > body.getBoundingClientRect().top};
+  for (let i = 0; i < 3000 && !(has(count - 1) && body.scrollTop + body.clientHeight >= body.scrollHeight - 1); i += 1) {
+    body.scrollTop += 3 * body.clientHeight; await frame();
+  }
+  mo.disconnect();
+  return {top, bottom: indexes(), seen: [...seen].sort((a, b) => a - b),
+          laterHidden: view.querySelector('[data-testid=actx-load-later]').hidden,
+          moreHidden: view.querySelector('[data-testid=actx-load-more]').hidden};
+}"""
+
+
+def test_every_message_of_a_long_context_is_reachable_by_scrolling(lab):
+    root = open_rendered(lab, "long.ipynb", LONG)
+    first = root.locator("[data-testid=actx-context] > [data-index]").evaluate_all("els => els.map(e => Number(e.dataset.index))")
+    assert first == list(range(2_000 - len(first), 2_000)) and 0 < len(first) < 2_000, first  # lazily, the newest
+    assert root.locator("[data-testid=actx-load-more]").is_visible()
+    walk = lab.page.evaluate(SCROLL_UP_AND_DOWN, [VIEW, 2_000])
+    assert walk["seen"] == list(range(2_000))  # every message entered the DOM on the way
+    top = walk["top"]["shown"]
+    assert top == list(range(len(top))) and len(top) < 2_000, top  # at the top: the oldest, in order, a window
+    assert walk["top"]["later"] == f"↓ Show later messages ({2_000 - len(top)} more)"
+    # the oldest message was rendered when it was reached: its Markdown, not raw asterisks, on screen
+    assert walk["top"]["zeroBold"] == "bold 0"
+    assert walk["top"]["zeroVisible"] is True
+    bottom = walk["bottom"]
+    assert bottom == list(range(2_000 - len(bottom), 2_000)), bottom  # back at the newest
+    assert walk["laterHidden"] is True
+    assert walk["moreHidden"] is False

@@ -1,8 +1,12 @@
 /**
- * The context transcript, rendered lazily: only the last `pageSize` entries at first, and one more
- * page above each time the "earlier messages" sentinel at the top scrolls into view
- * (IntersectionObserver on the scroll container) or is clicked. So a 10,000-message context costs
- * one page of DOM to show, and scrolling up grows it a page at a time.
+ * The context transcript, rendered as a window: only the last `pageSize` entries at first, and one
+ * more page above each time the "earlier messages" sentinel at the top scrolls into view
+ * (IntersectionObserver on the scroll container) or is clicked. The window holds at most
+ * `maxRendered` entries (WINDOW_PAGES pages): a page loaded above drops as many from the bottom (below
+ * the screen), and the "later messages" sentinel there loads them back, dropping from the top with
+ * the scroll position kept. So a 10,000-message context costs one page of DOM to show and at most
+ * a window wherever it is scrolled, and every entry stays reachable. A window that shows the newest
+ * entry keeps following appends.
  *
  * A page is rendered in slices of `sliceSize` entries, newest first, one slice per task (the next
  * one after a `schedule` callback), so no task blocks the page for long: the first slice is the
@@ -21,25 +25,30 @@ import { createMessageView, kindOf, renderToolResult } from "./messages.js";
 /** Entries rendered per task by default: about two screens of a 70vh view. */
 export const SLICE_SIZE = 16;
 
+/** Pages the rendered window holds at most (600 entries by default: DOM and layout stay bounded). */
+export const WINDOW_PAGES = 10;
+
 export class ContextList {
   /**
-   * @param {{pageSize?: number, sliceSize?: number, schedule?: (task: () => void) => () => void,
+   * @param {{pageSize?: number, sliceSize?: number, maxRendered?: number, schedule?: (task: () => void) => () => void,
    *   scrollRoot?: HTMLElement | null, IntersectionObserver?: typeof IntersectionObserver | null}} [options]
    *   `schedule(task)` runs `task` later and returns a function that cancels it.
    */
   constructor(options = {}) {
     this.pageSize = options.pageSize ?? 60;
     this.sliceSize = Math.max(1, options.sliceSize ?? (options.pageSize === undefined ? SLICE_SIZE : this.pageSize));
+    this.maxRendered = Math.max(this.pageSize, options.maxRendered ?? WINDOW_PAGES * this.pageSize);
     this.schedule = options.schedule ?? laterTask;
     /** @type {(() => void) | null} cancels the scheduled slice */
     this.cancelSlice = null;
     this.scrollRoot = options.scrollRoot ?? null;
     /** @type {any[]} */
     this.messages = [];
-    /** First rendered index. */
+    /** The rendered window is [start, end); `target` ≤ start and `targetEnd` ≥ end are where slices still go. */
     this.start = 0;
-    /** First index the current page wants rendered (< start while slices are still to come). */
+    this.end = 0;
     this.target = 0;
+    this.targetEnd = 0;
     /** @type {Map<number, MessageView>} */
     this.views = new Map();
     /** result index → owner (assistant) index, for results drawn beneath their call. */
@@ -51,16 +60,21 @@ export class ContextList {
 
     this.sentinel = h("button", { type: "button", className: "actx-load-more", "data-testid": "actx-load-more", hidden: true });
     this.sentinel.addEventListener("click", () => this.loadMore());
+    this.after = h("button", { type: "button", className: "actx-load-more actx-load-later", "data-testid": "actx-load-later", hidden: true });
+    this.after.addEventListener("click", () => this.loadLater());
     this.list = h("div", { className: "actx-context-list", "data-testid": "actx-context" });
-    this.el = h("section", { className: "actx-context" }, [this.sentinel, this.list]);
+    this.el = h("section", { className: "actx-context" }, [this.sentinel, this.list, this.after]);
 
     const IO = options.IntersectionObserver === undefined ? globalThis.IntersectionObserver : options.IntersectionObserver;
     /** @type {IntersectionObserver | null} */
     this.observer = IO
       ? new IO((entries) => {
-          // while a page is still coming in slices its end re-checks the sentinel (updateSentinel)
-          if (entries.some((entry) => entry.isIntersecting) && this.start > 0 && this.target === this.start) this.loadMore();
-        }, { root: this.scrollRoot, rootMargin: "200px 0px 0px 0px" })
+          // while a page is still coming in slices, its last slice re-checks the sentinels (updateSentinel)
+          const near = (/** @type {Element} */ el) => entries.some((entry) => entry.isIntersecting && (entry.target ?? this.sentinel) === el);
+          if (this.start > this.target || this.end < this.targetEnd) return;
+          if (near(this.sentinel) && this.start > 0) this.loadMore();
+          else if (near(this.after) && this.end < this.messages.length) this.loadLater();
+        }, { root: this.scrollRoot, rootMargin: "200px 0px 200px 0px" })
       : null;
   }
 
@@ -69,25 +83,31 @@ export class ContextList {
    * @param {"all" | number[]} changed
    */
   update(messages, changed) {
+    const followsEnd = this.end >= this.messages.length; // the window showed the newest message
     this.messages = messages;
-    this.target = Math.min(this.target, messages.length);
     if (changed === "all" || this.start > messages.length) {
       this.rebuild();
       return;
     }
+    const length = messages.length;
+    this.end = followsEnd ? length : Math.min(this.end, length);
+    this.targetEnd = Math.max(this.end, Math.min(this.targetEnd, length));
+    this.target = Math.min(this.target, this.start);
     const before = this.links;
     this.computeLinks();
-    const dirty = new Set(changed.filter((i) => i >= this.start && i < messages.length));
+    const dirty = new Set(changed.filter((i) => i >= this.start && i < this.end));
     this.linkChanges(before, dirty);
     for (const [i, view] of this.views) {
-      if (i >= messages.length) {
+      if (i >= this.end) {
         view.el.remove();
         this.views.delete(i);
       }
     }
-    for (let i = this.start; i < messages.length; i += 1) {
+    for (let i = this.start; i < this.end; i += 1) {
       if (!this.views.has(i) || dirty.has(i)) this.renderAt(i);
     }
+    // a long run of appends while following: drop the oldest rendered, a page at a time
+    if (this.end - this.start > this.maxRendered + this.pageSize) this.trimTop(this.end - this.maxRendered);
     this.updateSentinel();
   }
 
@@ -96,6 +116,7 @@ export class ContextList {
     this.views.clear();
     this.list.replaceChildren();
     const length = this.messages.length;
+    this.end = this.targetEnd = length;
     this.target = Math.max(0, length - this.pageSize);
     // the first slice is the first screen: rendered now, the rest of the page in later tasks
     this.start = Math.max(this.target, length - this.sliceSize);
@@ -107,7 +128,7 @@ export class ContextList {
     this.updateSentinel();
   }
 
-  /** Ask for one more page above the first rendered message (rendered in slices, keeping the scroll position). */
+  /** Ask for one more page above the first rendered message (in slices, keeping the scroll position). */
   loadMore() {
     if (this.start === 0) return;
     this.target = Math.max(0, Math.min(this.target, this.start) - this.pageSize);
@@ -115,10 +136,24 @@ export class ContextList {
     this.renderSlice();
   }
 
-  /** Render the next slice above the first rendered message, keeping the scroll position. */
+  /** Ask for one more page below the last rendered message (a window scrolled away from the newest). */
+  loadLater() {
+    if (this.end >= this.messages.length) return;
+    this.targetEnd = Math.min(this.messages.length, Math.max(this.targetEnd, this.end) + this.pageSize);
+    this.stopSlices();
+    this.renderSlice();
+  }
+
+  /** Render the next slice (above first, then below), then keep the window within maxRendered. */
   renderSlice() {
     this.cancelSlice = null;
-    if (this.start <= this.target) return;
+    if (this.start > this.target) this.sliceAbove();
+    else if (this.end < this.targetEnd) this.sliceBelow();
+    this.continueSlices();
+    this.updateSentinel();
+  }
+
+  sliceAbove() {
     const root = this.scrollRoot;
     const heightBefore = root ? root.scrollHeight : 0;
     const oldStart = this.start;
@@ -133,13 +168,56 @@ export class ContextList {
     this.linkChanges(before, dirty);
     for (const i of dirty) if (i >= oldStart) this.renderAt(i);
     if (root) root.scrollTop += root.scrollHeight - heightBefore;
-    this.continueSlices();
-    this.updateSentinel();
+    // what falls out of the window is below the screen: dropping it moves nothing in view
+    if (this.end - this.start > this.maxRendered) this.dropFrom(this.start + this.maxRendered);
   }
 
-  /** Schedule the next slice when the page is not complete yet. */
+  sliceBelow() {
+    const oldEnd = this.end;
+    this.end = Math.min(this.targetEnd, oldEnd + this.sliceSize);
+    const before = this.links;
+    this.computeLinks();
+    const fragment = document.createDocumentFragment();
+    for (let i = oldEnd; i < this.end; i += 1) fragment.append(this.viewFor(i).el);
+    this.list.append(fragment);
+    /** @type {Set<number>} */
+    const dirty = new Set();
+    this.linkChanges(before, dirty);
+    for (const i of dirty) if (i < oldEnd) this.renderAt(i);
+    if (this.end - this.start > this.maxRendered) this.trimTop(this.end - this.maxRendered);
+  }
+
+  /** Remove the rendered entries from `index` on (below the screen). @param {number} index */
+  dropFrom(index) {
+    for (let i = index; i < this.end; i += 1) {
+      this.views.get(i)?.el.remove();
+      this.views.delete(i);
+    }
+    this.end = this.targetEnd = index;
+  }
+
+  /** Remove the rendered entries before `index` (above the screen), keeping what is in view in place. @param {number} index */
+  trimTop(index) {
+    const root = this.scrollRoot;
+    const heightBefore = root ? root.scrollHeight : 0;
+    for (let i = this.start; i < index; i += 1) {
+      this.views.get(i)?.el.remove();
+      this.views.delete(i);
+    }
+    this.start = this.target = index;
+    const before = this.links;
+    this.computeLinks();
+    /** @type {Set<number>} */
+    const dirty = new Set();
+    this.linkChanges(before, dirty);
+    for (const i of dirty) this.renderAt(i);
+    if (root) root.scrollTop -= heightBefore - root.scrollHeight;
+  }
+
+  /** Schedule the next slice when the window is not complete yet. */
   continueSlices() {
-    if (this.start > this.target && this.cancelSlice === null) this.cancelSlice = this.schedule(() => this.renderSlice());
+    const pending = this.start > this.target || this.end < this.targetEnd;
+    if (pending && this.cancelSlice === null) this.cancelSlice = this.schedule(() => this.renderSlice());
   }
 
   stopSlices() {
@@ -151,11 +229,16 @@ export class ContextList {
     const hidden = this.start === 0;
     this.sentinel.hidden = hidden;
     this.sentinel.textContent = hidden ? "" : `↑ Show earlier messages (${this.start} more)`;
+    const later = this.messages.length - this.end;
+    this.after.hidden = later <= 0;
+    this.after.textContent = later <= 0 ? "" : `↓ Show later messages (${later} more)`;
     if (this.observer) {
       // Re-observing makes the observer report the current state again, so a sentinel that is
       // still visible after a page was added loads the next one.
-      this.observer.unobserve(this.sentinel);
-      if (!hidden) this.observer.observe(this.sentinel);
+      for (const el of [this.sentinel, this.after]) {
+        this.observer.unobserve(el);
+        if (!el.hidden) this.observer.observe(el);
+      }
     }
   }
 
@@ -186,7 +269,7 @@ export class ContextList {
       old.el.replaceWith(view.el);
       return;
     }
-    for (let j = i + 1; j < this.messages.length; j += 1) {
+    for (let j = i + 1; j < this.end; j += 1) {
       const next = this.views.get(j);
       if (next) {
         this.list.insertBefore(view.el, next.el);
@@ -196,7 +279,7 @@ export class ContextList {
     this.list.append(view.el);
   }
 
-  /** Recompute which rendered results sit beneath which rendered call. */
+  /** Recompute which results sit beneath which rendered call (a result past the window's end too). */
   computeLinks() {
     /** @type {Map<string, number>} */
     const owners = new Map();
@@ -212,7 +295,7 @@ export class ContextList {
         }
       } else if (kind === "tool" && typeof message.callId === "string") {
         const owner = owners.get(message.callId);
-        if (owner === undefined || owner < this.start) continue;
+        if (owner === undefined || owner < this.start || owner >= this.end) continue;
         let byCall = this.resultsByOwner.get(owner);
         if (!byCall) this.resultsByOwner.set(owner, (byCall = new Map()));
         if (byCall.has(message.callId)) continue; // a second result for one call stands alone
@@ -235,7 +318,7 @@ export class ContextList {
       if (before.get(result) !== owner) dirty.add(result).add(owner);
       if (dirty.has(result)) dirty.add(owner);
     }
-    for (const i of Array.from(dirty)) if (i < this.start || i >= this.messages.length) dirty.delete(i);
+    for (const i of Array.from(dirty)) if (i < this.start || i >= this.end) dirty.delete(i);
   }
 
   destroy() {

@@ -13,7 +13,8 @@
  *   [data-testid=actx-gauge]           usage gauge, `data-percent` (rounded), `data-level` low|mid|high;
  *                                      `hidden` when the window is null
  *   [data-testid=actx-body]            the scroll container (context, pending, outputs)
- *   [data-testid=actx-context]         context list; [data-testid=actx-load-more] sentinel/button
+ *   [data-testid=actx-context]         context list (a window of at most 10 pages); [data-testid=actx-load-more]
+ *                                      the sentinel/button above it, [data-testid=actx-load-later] the one below
  *   .actx-msg[data-index=i][data-kind] one context entry; kind = system|user|assistant|tool|record|unknown
  *   .actx-msg-anchor[data-anchor-index=i]  hidden slot of a tool result drawn beneath its call
  *   .actx-block[data-block=<type>][data-block-index=k]  a content block (text|thinking|toolCall|image|binary|unknown);
@@ -42,7 +43,7 @@ export { LOG_PREFIX };
 /**
  * @typedef {{header?: true | boolean, context?: "all" | number[], pending?: true | boolean, outputs?: "all" | string[]}} Changes
  * @typedef {{seq?: number, header?: any, context?: any[], pending?: any, outputs?: {order: string[], messages: Record<string, any>}}} ViewState
- * @typedef {{pageSize?: number, sliceSize?: number, schedule?: (task: () => void) => () => void,
+ * @typedef {{pageSize?: number, sliceSize?: number, maxRendered?: number, schedule?: (task: () => void) => () => void,
  *   IntersectionObserver?: typeof IntersectionObserver | null}} RendererOptions
  */
 
@@ -66,6 +67,7 @@ export function createRenderer(el, options = {}) {
   const contextList = new ContextList({
     pageSize: options.pageSize,
     sliceSize: options.sliceSize,
+    maxRendered: options.maxRendered,
     schedule: options.schedule,
     scrollRoot: body,
     IntersectionObserver: options.IntersectionObserver,
