@@ -1,7 +1,8 @@
 // Bundle the front end: src/index.js → agentctx_widgets/static/widget.js (ESM, every dependency
 // inside, no CDN), src/styles.css → agentctx_widgets/static/widget.css, and src/loader.js →
 // agentctx_widgets/static/loader.js (the small `_esm` each ContextView carries: it imports widget.js
-// from the kernel's one shared bundle model, so a notebook stores the bundle once).
+// from the kernel's one shared bundle model, so a notebook stores the bundle once), and
+// src/ts_transpile.js → agentctx_widgets/static/ts_transpile.js (TypeScript for Yao hooks, run in QuickJS).
 // `node build.mjs --entry <file> --outdir <dir>` builds another entry alone (dev pages, screenshots).
 import { build } from "esbuild";
 import { existsSync } from "node:fs";
@@ -37,6 +38,23 @@ await build({
   legalComments: "eof",
   logLevel: "info",
 });
+if (!custom) {
+  // The TypeScript transpiler for Yao hooks (src/ts_transpile.js), evaluated inside QuickJS, not a page:
+  // an IIFE whose one binding, __agentctx_sucrase, the module loader (agentctx_widgets/yao/) reads.
+  await build({
+    entryPoints: { ts_transpile: path.join(here, "src/ts_transpile.js") },
+    outdir,
+    bundle: true,
+    format: "iife",
+    globalName: "__agentctx_sucrase",
+    platform: "browser",
+    target: ["es2022"],
+    minify,
+    sourcemap: false,
+    legalComments: "eof",
+    logLevel: "info",
+  });
+}
 await build({
   entryPoints: { widget: path.join(here, "src/styles.css") },
   outdir,
