@@ -8,6 +8,7 @@
   try { if (typeof After === "function") found.After = After; } catch (e) {}
   try { if (typeof Done === "function") found.Done = Done; } catch (e) {}
   try { if (typeof Error === "function" && Error !== builtinError) found.Error = Error; } catch (e) {}
+  try { if (typeof Next === "function") found.Next = Next; } catch (e) {} // Yao's Next (agentctx_widgets.yao)
   try { if (!found.Create && typeof create === "function") found.Create = create; } catch (e) {}
   try { if (!found.Before && typeof before === "function") found.Before = before; } catch (e) {}
   try { if (!found.After && typeof after === "function") found.After = after; } catch (e) {}

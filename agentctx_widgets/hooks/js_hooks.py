@@ -152,6 +152,7 @@ class JsHooks:
         globals: dict[str, Any] | None = None,  # noqa: A002 - the brief's name
         sleep: Callable[[float], None] | None = None,
         echo_console: bool = False,
+        result_check: Callable[..., dict | None] | None = None,
     ) -> None:
         if not isinstance(source, str):
             raise TypeError(f"hooks_from_js(source): expected a string, got {type(source).__name__}")
@@ -165,6 +166,7 @@ class JsHooks:
         self.max_output_bytes = int(max_output_bytes)
         self.max_console_bytes = int(max_console_bytes)
         self.echo_console = echo_console
+        self._result_check = result_check or check_result  # (hook, value, *, line); Yao hooks bring their own
         self._sleep = sleep or time.sleep
         self._globals = dict(globals or {})
         for name in self._globals:
@@ -389,7 +391,7 @@ class JsHooks:
         if reply["ok"]:
             if late:
                 raise HookThrewError(f"Error: {late[0]}", hook=name, line=self.lines.get(name), name="Error")
-            return check_result(name, reply.get("value"), line=self.lines.get(name))
+            return self._result_check(name, reply.get("value"), line=self.lines.get(name))
         if "badReturn" in reply:
             raise HookReturnError(f"returned {reply['badReturn']}", hook=name, line=self.lines.get(name))
         failure = self._thrown(name, reply["thrown"])

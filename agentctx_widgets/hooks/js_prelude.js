@@ -342,7 +342,7 @@
   function __agentctx_register(found) {
     if (hooks !== null) throw new _Error("the hooks are already registered");
     hooks = { __proto__: null };
-    const order = ["Create", "Before", "After", "Done", "Error"];
+    const order = ["Create", "Before", "After", "Done", "Error", "Next"]; // Next: Yao's (agentctx_widgets.yao)
     let names = "";
     for (let i = 0; i < order.length; i++) {
       const hook = found[order[i]];
