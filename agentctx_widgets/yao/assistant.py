@@ -1,0 +1,599 @@
+"""A Yao assistant directory, read as Yao reads it: ``load_assistant(path) -> Assistant``.
+
+The reference is YaoApp/yao@5a3f9a6a ``agent/assistant/load.go`` (``LoadPath``, line 317; ``loadMap``,
+line 442). An assistant is a directory under an app's ``assistants/`` folder holding:
+
+- ``package.yao`` (required): JSON with comments (:mod:`.jsonc`); ``name`` is required (``load.go:454``).
+  Yao reads the fields in :data:`KNOWN_FIELDS` and drops any other key without a word; we keep every key
+  in :attr:`Assistant.package` and list the unknown ones in :attr:`Assistant.unknown_fields`.
+- ``prompts.yml``: a YAML list of ``{role, content, name?}`` (``agent/store/types/types.go:235``), with
+  ``@assets/…`` includes (``prompt.go:183``); without the file, a ``prompts`` list (or YAML text) in
+  ``package.yao`` is used (``load.go:702-729``). ``prompts/**.yml`` are presets, keyed by their path
+  dotted (``prompts/chat/friendly.yml`` → ``chat.friendly``, ``prompt.go:170-176``).
+- ``locales/*.yml``: the messages of ``{{ key }}`` templates (:mod:`.locales`).
+- ``src/index.ts`` (or ``index.js``): the hook script; other ``src/**.ts|js`` files except ``*_test.*``
+  are the scripts it may import (``scripts.go:53-124``). Loading does not run or even read them.
+
+The id is Yao's: the path under the app's ``assistants/`` folder, dotted (``load.go:329-330``:
+``assistants/tests/create`` → ``tests.create``), unless ``id=`` is given.
+
+Every malformed file raises :class:`AssistantLoadError` naming the file and line; nothing is half-loaded.
+What Yao accepts but a developer almost surely did not mean (an ``@assets/`` file that is missing, which
+Yao silently includes as nothing; a field of the wrong type, which Yao silently ignores) is kept as Yao
+does and recorded in :attr:`Assistant.diagnostics` (``{code, message, where, hint}``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..context.types import TYPE_OF_ROLE, text_content
+from . import locales as i18n
+from .jsonc import JSONCError, loads_jsonc, top_level_key_lines
+from .prompt_vars import expand_assets, render_variables
+from .yaml_reader import compose, construct
+
+__all__ = ["KNOWN_FIELDS", "NOT_EMULATED", "PROMPT_ROLES", "Assistant", "AssistantLoadError", "load_assistant"]
+
+KNOWN_FIELDS = frozenset({
+    "assistant_id", "name", "avatar", "type", "placeholder", "mentionable", "automated", "modes",
+    "default_mode", "disable_global_prompts", "readonly", "public", "share", "built_in", "sort", "path",
+    "connector", "connector_options", "tags", "options", "description", "capabilities", "locales",
+    "search", "prompts", "prompt_presets", "source", "kb", "db", "mcp", "workflow", "sandbox",
+    "dependencies", "uses", "script", "scripts", "created_at", "updated_at",
+    "__yao_created_by", "__yao_updated_by", "__yao_team_id", "__yao_tenant_id",
+})
+"""The ``package.yao`` keys Yao's ``loadMap`` reads (``load.go:442-891``)."""
+
+NOT_EMULATED: Mapping[str, str] = {
+    "kb": "knowledge-base collections (load.go:746)",
+    "db": "database models for search (load.go:755)",
+    "mcp": "MCP servers and their tools (load.go:764)",
+    "workflow": "workflows (load.go:773)",
+    "sandbox": "a V2 sandbox (package.yao or sandbox.yao, load.go:396, :784)",
+    "search": "web/KB/DB search settings (load.go:676)",
+    "uses": "vision/audio/search wrappers (load.go:827)",
+    "dependencies": "registry dependencies (load.go:802)",
+    "source": "an inline hook script stored in the database (load.go:741)",
+}
+"""Fields an assistant may have that this kit keeps but cannot run: listed in ``Assistant.not_emulated``."""
+
+PROMPT_ROLES = ("system", "developer", "user", "assistant")
+"""Roles a prompt may have here (Yao passes any string on to the model, which refuses others)."""
+
+_LOCALE_PARSERS = (".yml", ".yaml", ".json", ".jsonc", ".yao")  # gou application.go:93-115
+
+
+class AssistantLoadError(ValueError):
+    """An assistant directory Yao would refuse, or a file in it that does not parse.
+
+    ``file`` is the file (or directory) at fault, ``line`` its 1-based line when known.
+    """
+
+    def __init__(self, message: str, *, file: Path | str, line: int | None = None) -> None:
+        self.file = Path(file)
+        self.line = line
+        self.reason = message
+        where = f"{self.file}:{line}" if line is not None else str(self.file)
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True, eq=False)
+class Assistant:
+    """One loaded assistant: what Yao's ``Assistant`` holds that a notebook run needs, and the rest kept.
+
+    ``prompts`` are Context messages (seed 001: ``{"type": 1, "content": [{"type": "text", …}]}``, a
+    prompt's ``name`` kept on the message) with their ``$SYS./$ENV./$CTX.`` variables still unfilled:
+    :meth:`request_prompts` fills them for one request, and Yao puts them, global prompts first, before
+    the conversation (``build.go:53-57``, ``:87-99``).
+    """
+
+    id: str
+    """Yao's assistant id (``tests.create``), ``ctx.assistant_id`` in a hook."""
+    name: str
+    """``name`` as written (maybe a ``{{ name }}`` template: :meth:`display_name` translates it)."""
+    path: Path
+    """The assistant directory, absolute."""
+    package: dict
+    """``package.yao`` as parsed, every key kept (the connector as written, before ``$ENV.``)."""
+    prompts: list[dict] = field(default_factory=list)
+    """``prompts.yml`` as Context messages, variables unfilled."""
+    prompt_presets: dict[str, list[dict]] = field(default_factory=dict)
+    """``prompts/<key>.yml`` presets, chosen by ``Create``'s ``prompt_preset`` or ``__prompt_preset``."""
+    global_prompts: list[dict] = field(default_factory=list)
+    """The app's ``agent/prompts.yml`` (``load.go:158``), prepended unless ``disable_global_prompts``."""
+    locales: dict[str, dict] = field(default_factory=dict)
+    """``locales/<code>.yml`` as parsed: locale code (lower-case) → messages."""
+    script: Path | None = None
+    """``src/index.ts`` or ``src/index.js``: the hook script (``Create``, ``Next``), or ``None``."""
+    language: str | None = None
+    """``"typescript"`` or ``"javascript"``: the script's language, ``None`` without a script."""
+    sources: dict[str, Path] = field(default_factory=dict)
+    """The other scripts in ``src/`` by Yao's script id (``foo/bar.ts`` → ``foo.bar``, ``scripts.go:128``)."""
+    connector: str | None = None
+    """The Yao connector name (``$ENV.NAME`` resolved, ``load.go:304-311``); ``None`` means the default."""
+    options: dict = field(default_factory=dict)
+    """Completion options (``temperature``, ``max_tokens``, …), the lowest layer of ``build.go:273``."""
+    type: str = "assistant"
+    """``type``, ``assistant`` when absent (``load.go:333``)."""
+    description: str = ""
+    disable_global_prompts: bool = False
+    not_emulated: tuple[str, ...] = ()
+    """Fields present that this kit keeps but cannot run (:data:`NOT_EMULATED`), in the package's order."""
+    unknown_fields: tuple[str, ...] = ()
+    """``package.yao`` keys Yao does not read (it drops them; we keep them in ``package``)."""
+    diagnostics: list[dict] = field(default_factory=list)
+    """What Yao accepts silently but is likely a mistake: ``{code, message, where, hint}``."""
+    processes: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    """``Process(name, …)`` of ``@yao/runtime``: name → Python callable."""
+    assistants: Mapping[str, "Assistant"] = field(default_factory=dict)
+    """Other assistants ``ctx.agent.Call`` may run, by id."""
+
+    @property
+    def mcp(self) -> dict | None:
+        """``package.yao``'s ``mcp`` block (servers are not run here; ``options.tool_loop`` / ``max_turn`` are read)."""
+        value = self.package.get("mcp")
+        return value if isinstance(value, dict) else None
+
+    @property
+    def avatar(self) -> str:
+        value = self.package.get("avatar")
+        return value if isinstance(value, str) else ""
+
+    # -- translation ---------------------------------------------------------------------------------
+
+    def flat_locales(self) -> dict[str, dict]:
+        """Locale code → flat messages, as Yao registers them for this assistant (``load.go:624-671``)."""
+        injected = {key: value for key in ("name", "description", "capabilities")
+                    if isinstance(value := self.package.get(key), str) and value}
+        return i18n.flatten_locales(self.locales, injected)
+
+    def translate(self, value: Any, locale: str | None) -> Any:
+        """``value`` (a string, map or list) with its ``{{ key }}`` templates filled for ``locale``."""
+        return i18n.translate(self.flat_locales(), locale, value)
+
+    def display_name(self, locale: str | None = None) -> str:
+        """The name as a user of ``locale`` sees it (``assistant.go:115``)."""
+        return str(self.translate(self.name, locale))
+
+    def display_description(self, locale: str | None = None) -> str:
+        """The description as a user of ``locale`` sees it (``assistant.go:120``)."""
+        return str(self.translate(self.description, locale))
+
+    def placeholder(self, locale: str | None = None) -> dict | None:
+        """The chat placeholder (``title``, ``description``, ``prompts``) translated (``assistant.go:94-112``)."""
+        raw = self.package.get("placeholder")
+        if not isinstance(raw, Mapping):
+            return None
+        prompts = raw.get("prompts")
+        return {
+            "title": str(self.translate(raw.get("title") or "", locale)),
+            "description": str(self.translate(raw.get("description") or "", locale)),
+            "prompts": [str(self.translate(p, locale)) for p in prompts] if isinstance(prompts, list) else [],
+        }
+
+    # -- prompts for one request ---------------------------------------------------------------------
+
+    def prompt_variables(self, *, locale: str | None = None, chat_id: str | None = None,
+                         metadata: Mapping[str, Any] | None = None, **request: str) -> dict[str, str]:
+        """The ``$CTX.`` variables of one request (``build.go:177-267``).
+
+        ``request`` takes the other request fields by their variable names (``USER_ID="u1"``,
+        ``THEME="dark"``); metadata keys are added last, as strings, skipping ``None`` and ``""``.
+        """
+        variables = {"ASSISTANT_ID": self.id, "ASSISTANT_TYPE": self.type}
+        if name := self.display_name(locale):
+            variables["ASSISTANT_NAME"] = name
+        if description := self.display_description(locale):
+            variables["ASSISTANT_DESCRIPTION"] = description
+        if chat_id:
+            variables["CHAT_ID"] = chat_id
+        if locale:
+            variables["LOCALE"] = locale
+        variables.update({key: str(value) for key, value in request.items() if value})
+        for key, value in (metadata or {}).items():
+            text = _go_string(value)
+            if text:
+                variables[str(key)] = text
+        return variables
+
+    def request_prompts(self, variables: Mapping[str, str] | None = None, *, preset: str | None = None,
+                        disable_global: bool | None = None, now: datetime | None = None,
+                        environ: Mapping[str, str] | None = None) -> list[dict]:
+        """The prompt messages Yao puts before the conversation, their variables filled.
+
+        Global prompts first unless disabled, then the ``preset``'s prompts when it names one that exists,
+        else the default prompts (``build.go:75-120``, ``:143-156``). ``variables`` are the ``$CTX.``
+        values (:meth:`prompt_variables`; ``None`` fills none and leaves ``$CTX.`` as written).
+        """
+        disabled = self.disable_global_prompts if disable_global is None else disable_global
+        chosen = self.prompt_presets.get(preset) if preset else None
+        messages = ([] if disabled else self.global_prompts) + (chosen or self.prompts)
+        return [_rendered(message, variables, now, environ) for message in messages]
+
+
+def _go_string(value: Any) -> str:
+    """``cast.ToString`` for the metadata types Yao documents (string, numbers, bool); others → ``""``."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int, float)):
+        return value if isinstance(value, str) else json.dumps(value)
+    return ""
+
+
+def _rendered(message: dict, variables: Mapping[str, str] | None, now: datetime | None,
+              environ: Mapping[str, str] | None) -> dict:
+    text = message["content"][0]["text"]
+    return {**message, "content": [text_content(render_variables(text, variables, now=now, environ=environ))]}
+
+
+# -- loading ------------------------------------------------------------------------------------------
+
+
+def load_assistant(
+    path: str | os.PathLike,
+    *,
+    id: str | None = None,
+    processes: Mapping[str, Callable[..., Any]] | None = None,
+    assistants: Mapping[str, Assistant] | Iterable[Assistant] | None = None,
+) -> Assistant:
+    """Read the assistant directory at ``path`` as Yao does; raise :class:`AssistantLoadError` if it is bad.
+
+    ``processes`` maps ``Process`` names (``models.user.Find``) to Python callables for the hook script;
+    ``assistants`` are the other loaded assistants ``ctx.agent.Call`` may reach (a mapping by id, or a
+    list keyed by their own ids).
+    """
+    directory = Path(path).expanduser().resolve()
+    package_file = directory / "package.yao"
+    if not directory.is_dir():
+        raise AssistantLoadError("no such assistant directory", file=directory)
+    if not package_file.is_file():
+        raise AssistantLoadError("package.yao not found (an assistant directory holds one, load.go:288)",
+                                 file=directory)
+    assistant_id = _checked_id(id) if id is not None else _derived_id(directory)
+    registry = _checked_processes(processes)
+    others = _checked_assistants(assistants)
+
+    diagnostics: list[dict] = []
+    source = _read(package_file)
+    try:
+        package = loads_jsonc(source)
+    except JSONCError as error:
+        raise AssistantLoadError(f"not JSON with comments: {error.reason} (column {error.column})",
+                                 file=package_file, line=error.line) from error
+    if not isinstance(package, dict):
+        raise AssistantLoadError(f"expected an object, got {_json_kind(package)}", file=package_file, line=1)
+    key_lines = top_level_key_lines(source)
+    name = package.get("name")
+    if not isinstance(name, str):
+        found = "missing" if "name" not in package else f"a {_json_kind(name)}"
+        raise AssistantLoadError(f"name is required and must be a string ({found}; load.go:454)",
+                                 file=package_file, line=key_lines.get("name"))
+
+    if "placeholder" in package and not isinstance(package["placeholder"], (dict, type(None))):
+        raise AssistantLoadError(  # load.go:471-502: Yao decodes it into its Placeholder struct and fails
+            f"placeholder must be an object {{title, description, prompts}}, got {_json_kind(package['placeholder'])}",
+            file=package_file, line=key_lines.get("placeholder"))
+
+    def field_of(key: str, kind: type, kind_name: str) -> Any:
+        """The package's value at ``key`` when it has Yao's type; otherwise None, with a diagnostic."""
+        value = package.get(key)
+        if value is None or isinstance(value, kind):
+            return value
+        diagnostics.append(_diagnostic(
+            "yao_field_ignored", f"{package_file}:{key_lines.get(key, 1)}",
+            f"{key} is a {_json_kind(value)}, not {kind_name}: Yao ignores it",
+            f"write {key} as {kind_name}"))
+        return None
+
+    connector = field_of("connector", str, "a string")
+    if connector and connector.startswith("$ENV.") and os.environ.get(connector[5:]):
+        connector = os.environ[connector[5:]]
+    options = field_of("options", dict, "an object") or {}
+    description = field_of("description", str, "a string") or ""
+    kind = package.get("type") if isinstance(package.get("type"), str) else "assistant"
+    disable_global = field_of("disable_global_prompts", bool, "true or false") or False
+
+    prompts = _default_prompts(directory, package, key_lines, diagnostics)
+    presets = _prompt_presets(directory, diagnostics)
+    app_root = _app_root(directory)
+    global_file = app_root / "agent" / "prompts.yml" if app_root is not None else None
+    global_prompts = (_prompts_file(global_file, global_file.parent, diagnostics)
+                      if global_file is not None and global_file.is_file() else [])
+    locales = _locales(directory)
+    script, language, sources = _scripts(directory, diagnostics)
+
+    present = list(package) + (["sandbox"] if (directory / "sandbox.yao").is_file() else [])
+    not_emulated = tuple(dict.fromkeys(key for key in present if key in NOT_EMULATED))
+    unknown = tuple(key for key in package if key not in KNOWN_FIELDS)
+    return Assistant(
+        id=assistant_id, name=name, path=directory, package=package, prompts=prompts,
+        prompt_presets=presets, global_prompts=global_prompts, locales=locales, script=script,
+        language=language, sources=sources, connector=connector or None, options=dict(options),
+        type=kind, description=description, disable_global_prompts=disable_global,
+        not_emulated=not_emulated, unknown_fields=unknown, diagnostics=diagnostics,
+        processes=registry, assistants=others,
+    )
+
+
+def _read(file: Path) -> str:
+    try:
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        line = file.read_bytes()[: error.start].count(b"\n") + 1
+        raise AssistantLoadError(f"not UTF-8 text ({error.reason})", file=file, line=line) from error
+    except OSError as error:
+        raise AssistantLoadError(f"cannot be read: {error.strerror}", file=file) from error
+
+
+def _json_kind(value: Any) -> str:
+    return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "number")
+
+
+def _diagnostic(code: str, where: str, message: str, hint: str) -> dict:
+    return {"code": code, "message": message, "where": where, "hint": hint}
+
+
+# -- id --------------------------------------------------------------------------------------------------
+
+
+def _checked_id(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise AssistantLoadError(f"id= must be a non-empty string, got {value!r}", file="<id>")
+    return value
+
+
+def _derived_id(directory: Path) -> str:
+    """The path under the app's ``assistants/`` folder, dotted (``load.go:329-330``).
+
+    The folder is the outermost ancestor named ``assistants`` whose parent is a Yao app (has ``app.yao``,
+    ``app.json`` or ``app.jsonc``), else the nearest ancestor named ``assistants``.
+    """
+    candidates = [parent for parent in directory.parents if parent.name == "assistants"]
+    in_app = [parent for parent in candidates if _is_app(parent.parent)]
+    root = in_app[-1] if in_app else (candidates[0] if candidates else None)
+    if root is None:
+        raise AssistantLoadError(
+            "cannot derive Yao's id: the directory is not inside an app's assistants/ folder; pass id=",
+            file=directory)
+    parts = directory.relative_to(root).parts
+    if not parts:
+        raise AssistantLoadError("this is the assistants/ folder itself, not an assistant in it", file=directory)
+    return ".".join(parts)
+
+
+def _is_app(directory: Path) -> bool:
+    return any((directory / name).is_file() for name in ("app.yao", "app.json", "app.jsonc"))
+
+
+def _app_root(directory: Path) -> Path | None:
+    for parent in directory.parents:
+        if parent.name == "assistants" and _is_app(parent.parent):
+            return parent.parent
+    return None
+
+
+# -- registries ------------------------------------------------------------------------------------------
+
+
+def _checked_processes(processes: Mapping[str, Callable[..., Any]] | None) -> dict[str, Callable[..., Any]]:
+    if processes is None:
+        return {}
+    if not isinstance(processes, Mapping):
+        raise AssistantLoadError(f"processes= must map names to callables, got {type(processes).__name__}",
+                                 file="<processes>")
+    for name, function in processes.items():
+        if not isinstance(name, str) or not name:
+            raise AssistantLoadError(f"processes: a name must be a non-empty string, got {name!r}",
+                                     file="<processes>")
+        if not callable(function):
+            raise AssistantLoadError(f"processes[{name!r}]: expected a callable, got {type(function).__name__}",
+                                     file="<processes>")
+    return dict(processes)
+
+
+def _checked_assistants(assistants: Mapping[str, Assistant] | Iterable[Assistant] | None) -> dict[str, Assistant]:
+    if assistants is None:
+        return {}
+    pairs = assistants.items() if isinstance(assistants, Mapping) else ((getattr(a, "id", None), a) for a in assistants)
+    checked: dict[str, Assistant] = {}
+    for key, other in pairs:
+        if not isinstance(other, Assistant):
+            raise AssistantLoadError(f"assistants[{key!r}]: expected an Assistant (load_assistant's result), "
+                                     f"got {type(other).__name__}", file="<assistants>")
+        checked[str(key)] = other
+    return checked
+
+
+# -- prompts ---------------------------------------------------------------------------------------------
+
+
+def _default_prompts(directory: Path, package: dict, key_lines: dict, diagnostics: list[dict]) -> list[dict]:
+    """``prompts.yml`` when it exists (it wins, ``load.go:340-349``), else the package's ``prompts``."""
+    file = directory / "prompts.yml"
+    if file.is_file():
+        return _prompts_file(file, directory, diagnostics)
+    inline = package.get("prompts")
+    if inline is None:
+        return []
+    package_file = directory / "package.yao"
+    line = key_lines.get("prompts", 1)
+    if isinstance(inline, str):  # YAML text inside package.yao (load.go:708-714)
+        return _prompts_yaml(inline, package_file, [line] * (inline.count("\n") + 1))
+    if not isinstance(inline, list):
+        raise AssistantLoadError(f"prompts must be a list of {{role, content}}, got {_json_kind(inline)}",
+                                 file=package_file, line=line)
+    return [_prompt_message(item, lambda _key: line, package_file, f"prompts[{index}]")
+            for index, item in enumerate(inline)]
+
+
+def _prompts_file(file: Path, root: Path, diagnostics: list[dict]) -> list[dict]:
+    expanded, origin, missing = expand_assets(_read(file), root)
+    for asset in missing:
+        diagnostics.append(_diagnostic(
+            "yao_missing_asset", str(file), f"@assets/{asset} does not exist: Yao includes it as nothing",
+            f"create {root / 'assets' / asset} or fix the name"))
+    return _prompts_yaml(expanded, file, origin)
+
+
+def _prompts_yaml(text: str, file: Path, origin: list[int]) -> list[dict]:
+    """A YAML list of prompts → Context messages; ``origin`` maps each text line to the file's line."""
+
+    def line_of(mark: Any) -> int:
+        return origin[min(mark.line, len(origin) - 1)] if origin else mark.line + 1
+
+    try:
+        root, loader = compose(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+        problem = getattr(error, "problem", None) or str(error)
+        raise AssistantLoadError(f"not YAML: {problem}", file=file,
+                                 line=line_of(mark) if mark is not None else None) from error
+    if root is None or (isinstance(root, yaml.ScalarNode) and root.tag.endswith(":null")):
+        return []  # an empty file: no prompts (yaml.v3 leaves the slice nil)
+    if not isinstance(root, yaml.SequenceNode):
+        raise AssistantLoadError("expected a list of prompts (- role: system\\n  content: …)", file=file,
+                                 line=line_of(root.start_mark))
+    messages = []
+    for index, item in enumerate(root.value):
+        if not isinstance(item, yaml.MappingNode):
+            raise AssistantLoadError(f"prompt {index + 1}: expected role and content, got {_node_kind(item)}",
+                                     file=file, line=line_of(item.start_mark))
+        fields = {construct(loader, key): value for key, value in item.value}
+        marks = {key: value.start_mark for key, value in fields.items()}
+        data = {key: _scalar_text(value) for key, value in fields.items()}
+        for key, value in data.items():
+            if value is _NOT_SCALAR and key in ("role", "content", "name"):
+                raise AssistantLoadError(f"prompt {index + 1}: {key} must be text, got {_node_kind(fields[key])}",
+                                         file=file, line=line_of(marks[key]))
+        messages.append(_prompt_message(
+            data, lambda key: line_of(marks.get(key, item.start_mark)), file, f"prompt {index + 1}"))
+    return messages
+
+
+_NOT_SCALAR = object()
+
+
+def _scalar_text(node: yaml.Node) -> Any:
+    """yaml.v3 decoding into a Go string: any scalar as written, null as ``""``; a map or list refused."""
+    if not isinstance(node, yaml.ScalarNode):
+        return _NOT_SCALAR
+    return "" if node.tag.endswith(":null") else node.value
+
+
+def _node_kind(node: yaml.Node) -> str:
+    return {yaml.MappingNode: "a mapping", yaml.SequenceNode: "a list"}.get(type(node), f"the text {node.value!r}")
+
+
+def _prompt_message(item: Any, line_of: Callable[[str], int], file: Path, where: str) -> dict:
+    """A Yao ``Prompt`` as a Context message: the role's message type, one text block, ``name`` kept."""
+    if not isinstance(item, Mapping):
+        raise AssistantLoadError(f"{where}: expected role and content, got {_json_kind(item)}",
+                                 file=file, line=line_of("role"))
+    role = item.get("role", "")
+    if role not in PROMPT_ROLES:
+        raise AssistantLoadError(f"{where}: role {role!r} is not one of {', '.join(PROMPT_ROLES)}",
+                                 file=file, line=line_of("role"))
+    content, name = item.get("content", ""), item.get("name", "")
+    for key, value in (("content", content), ("name", name)):
+        if not isinstance(value, str):
+            raise AssistantLoadError(f"{where}: {key} must be text, got {_json_kind(value)}",
+                                     file=file, line=line_of(key))
+    message: dict = {"type": TYPE_OF_ROLE[role], "content": [text_content(content)]}
+    if name:
+        message["name"] = name
+    return message
+
+
+def _prompt_presets(directory: Path, diagnostics: list[dict]) -> dict[str, list[dict]]:
+    """``prompts/**.yml|yaml`` → preset key (the path dotted, no extension) → messages."""
+    folder = directory / "prompts"
+    if not folder.is_dir():
+        return {}
+    presets = {}
+    for file in sorted(folder.rglob("*")):
+        if file.is_file() and file.suffix in (".yml", ".yaml"):
+            key = ".".join(file.relative_to(folder).with_suffix("").parts)
+            presets[key] = _prompts_file(file, directory, diagnostics)
+    return presets
+
+
+# -- locales ---------------------------------------------------------------------------------------------
+
+
+def _locales(directory: Path) -> dict[str, dict]:
+    """``locales/**`` → code (file name lower-cased, extension dropped; ``i18n.go:143-155``) → messages."""
+    folder = directory / "locales"
+    if not folder.is_dir():
+        return {}
+    found: dict[str, dict] = {}
+    for file in sorted(folder.rglob("*")):
+        if not file.is_file() or file.name.startswith("."):
+            continue
+        if file.suffix not in _LOCALE_PARSERS:
+            raise AssistantLoadError(f"a locale file must be YAML or JSON ({', '.join(_LOCALE_PARSERS)}); "
+                                     "Yao refuses others", file=file)
+        found[file.stem.lower()] = _locale_file(file)
+    return found
+
+
+def _locale_file(file: Path) -> dict:
+    text = _read(file)
+    if file.suffix in (".yml", ".yaml"):
+        try:
+            root, loader = compose(text)
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+            raise AssistantLoadError(f"not YAML: {getattr(error, 'problem', None) or error}", file=file,
+                                     line=mark.line + 1 if mark is not None else None) from error
+        data = {} if root is None else construct(loader, root)
+        line = root.start_mark.line + 1 if root is not None else 1
+    else:  # gou reads .json strictly and .jsonc/.yao with comments (application.go:94-107)
+        try:
+            data = json.loads(text) if file.suffix == ".json" else loads_jsonc(text)
+        except json.JSONDecodeError as error:
+            raise AssistantLoadError(f"not JSON: {error.msg}", file=file, line=error.lineno) from error
+        except JSONCError as error:
+            raise AssistantLoadError(f"not JSON with comments: {error.reason}", file=file, line=error.line) from error
+        line = 1
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise AssistantLoadError(f"expected messages (key: text), got {_json_kind(data)}", file=file, line=line)
+    return data
+
+
+# -- scripts ---------------------------------------------------------------------------------------------
+
+
+def _scripts(directory: Path, diagnostics: list[dict]) -> tuple[Path | None, str | None, dict[str, Path]]:
+    """The hook script ``src/index.ts|js`` and the other scripts (``scripts.go:53-124``)."""
+    src = directory / "src"
+    if not src.is_dir():
+        return None, None, {}
+    typescript, javascript = src / "index.ts", src / "index.js"
+    script = typescript if typescript.is_file() else javascript if javascript.is_file() else None
+    if typescript.is_file() and javascript.is_file():
+        diagnostics.append(_diagnostic(
+            "yao_two_index_scripts", str(src), "src/ has both index.ts and index.js: Yao walks them in name "
+            "order and keeps the last, index.ts", "delete the one you do not edit"))
+    sources = {}
+    for file in sorted(src.rglob("*")):
+        if not file.is_file() or file.suffix not in (".ts", ".js") or file.parent == src and file.stem == "index":
+            continue
+        if file.name.endswith(("_test.ts", "_test.js")):
+            continue
+        sources[".".join(file.relative_to(src).with_suffix("").parts)] = file
+    language = None if script is None else ("typescript" if script.suffix == ".ts" else "javascript")
+    return script, language, sources

@@ -1,0 +1,168 @@
+"""JSON with comments, exactly the dialect Yao reads ``*.yao`` / ``*.jsonc`` files in.
+
+Yao parses ``package.yao`` with gou's ``application.Parse`` (YaoApp/gou ``application/application.go:91``):
+``trim`` (``application.go:127``) blanks ``//`` line comments and ``/* */`` block comments and turns a
+comma before ``}`` or ``]`` into a space, keeping every byte offset and line break, then hands the text to
+a strict JSON decoder (jsoniter). So comments and trailing commas are accepted, and nothing else of JSON5:
+no single quotes, unquoted keys, hex numbers, ``NaN``. We strip the same way (our own code, same rules)
+and decode with the standard library, whose errors carry the line and column — right in the original
+file, because stripping never moves a character.
+
+Why not a library: ``json5`` (already installed with JupyterLab) accepts a superset (``{a: 'x'}`` loads
+there and fails in Yao, so an assistant would work here and break in production); ``commentjson`` has not
+been released since 2020; ``json-with-comments`` is close but we would still have to check it strips
+exactly as gou does. The rules are twenty lines; a test pins each.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["JSONCError", "loads_jsonc", "strip_jsonc"]
+
+
+class JSONCError(ValueError):
+    """A JSONC text that does not parse; ``line`` and ``column`` are 1-based, in the original text."""
+
+    def __init__(self, message: str, line: int, column: int) -> None:
+        self.reason = message
+        self.line = line
+        self.column = column
+        super().__init__(f"line {line} column {column}: {message}")
+
+
+def strip_jsonc(text: str) -> str:
+    """``text`` with comments blanked and trailing commas removed, same length and same line breaks.
+
+    Inside a comment, tabs, carriage returns and newlines are kept and every other character becomes a
+    space (gou ``application.go:133-161``); strings are copied as they are, an escaped quote included
+    (``application.go:167-181``); a ``,`` followed only by whitespace before ``}`` or ``]`` becomes a space
+    (``application.go:182-191``). An unterminated block comment blanks to the end, as in gou.
+    """
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char == "/" and i + 1 < n and text[i + 1] in "/*":
+            line_comment = text[i + 1] == "/"
+            out.append("  ")
+            i += 2
+            while i < n:
+                if line_comment and text[i] == "\n":
+                    break
+                if not line_comment and text.startswith("*/", i):
+                    out.append("  ")
+                    i += 2
+                    break
+                out.append(text[i] if text[i] in "\t\r\n" else " ")
+                i += 1
+            continue
+        out.append(char)
+        i += 1
+        if char == '"':
+            while i < n:
+                out.append(text[i])
+                if text[i] == '"' and _unescaped(text, i):
+                    i += 1
+                    break
+                i += 1
+        elif char in "}]":
+            _blank_trailing_comma(out)
+    return "".join(out)
+
+
+def _unescaped(text: str, quote: int) -> bool:
+    """Whether the quote at ``quote`` is preceded by an even number of backslashes."""
+    backslashes = 0
+    j = quote - 1
+    while j >= 0 and text[j] == "\\":
+        backslashes += 1
+        j -= 1
+    return backslashes % 2 == 0
+
+
+def _blank_trailing_comma(out: list[str]) -> None:
+    """Turn the last non-blank character before the closing bracket just appended into a space if it is ``,``."""
+    for j in range(len(out) - 2, -1, -1):
+        piece = out[j]
+        if piece.strip() == "":  # whitespace, or a blanked comment
+            continue
+        if piece == ",":
+            out[j] = " "
+        return
+
+
+class _Constant(ValueError):
+    """``NaN`` / ``Infinity``: Python's decoder takes them, Go's does not."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _Constant(name)
+
+
+def loads_jsonc(text: str) -> Any:
+    """Parse Yao-style JSONC; raise :class:`JSONCError` with the line and column of the first problem."""
+    stripped = strip_jsonc(text)
+    try:
+        return json.loads(stripped, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as error:
+        raise JSONCError(error.msg, error.lineno, error.colno) from error
+    except _Constant as error:
+        line, column = _position(stripped, _first_outside_strings(stripped, str(error)))
+        raise JSONCError(f"{error} is not JSON (Yao's decoder refuses it)", line, column) from error
+
+
+def _first_outside_strings(text: str, token: str) -> int:
+    """The offset of the first ``token`` not inside a JSON string (0 when not found)."""
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] == '"':
+            i += 1
+            while i < n and not (text[i] == '"' and _unescaped(text, i)):
+                i += 1
+        elif text.startswith(token, i):
+            return i
+        i += 1
+    return 0
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of ``offset``."""
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def top_level_key_lines(text: str) -> dict[str, int]:
+    """The 1-based line of each key of the top-level object in a JSONC text (the last, for a repeated key).
+
+    Lets an error about a field's value name the line where the author wrote it; comments are skipped
+    by scanning the stripped text, whose lines are the original's.
+    """
+    stripped = strip_jsonc(text)
+    lines: dict[str, int] = {}
+    depth, i, n, line = 0, 0, len(stripped), 1
+    while i < n:
+        char = stripped[i]
+        if char == "\n":
+            line += 1
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+        elif char == '"':
+            start, start_line = i, line
+            i += 1
+            while i < n and not (stripped[i] == '"' and _unescaped(stripped, i)):
+                line += stripped[i] == "\n"
+                i += 1
+            j = i + 1
+            while j < n and stripped[j] in " \t\r\n":
+                j += 1
+            if depth == 1 and j < n and stripped[j] == ":":
+                try:
+                    lines[json.loads(stripped[start : i + 1])] = start_line
+                except json.JSONDecodeError:
+                    pass  # a malformed key: loads_jsonc reports it
+        i += 1
+    return lines
