@@ -1,0 +1,178 @@
+"""The JSON shapes of one Yao request, as the Go structs at yao 5a3f9a6a marshal them.
+
+A hook's return goes through Go's ``encoding/json`` (``hook/create.go:94-103``, ``hook/next.go:57-66``),
+so a wrong type is an error in Go's words, ``null`` leaves a field unset and an unknown key is ignored
+(we report those keys, since ``{delegat: …}`` is a typo Yao swallows). What the runner hands back
+(``CompletionResponse``, ``ToolCallResponse``, ``Response``) keeps the structs' JSON tags and
+``omitempty`` rules (``agent/context/types.go:396-491``, ``types_llm.go:123-155``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ..hooks.errors import HookReturnError
+
+CREATE_FIELDS: dict[str, str] = {
+    "messages": "[]context.Message",
+    "audio": "context.AudioConfig",
+    "temperature": "float64",
+    "max_tokens": "int",
+    "max_completion_tokens": "int",
+    "mcp_servers": "[]context.MCPServerConfig",
+    "prompt_preset": "string",
+    "disable_global_prompts": "bool",
+    "connector": "string",
+    "locale": "string",
+    "theme": "string",
+    "route": "string",
+    "metadata": "map[string]interface {}",
+    "uses": "context.Uses",
+    "force_uses": "bool",
+    "search": "interface {}",
+    "delegate": "context.DelegateConfig",
+}
+"""HookCreateResponse's JSON fields and Go types (``types.go:411-453``). No ``assistant_id``: the
+assistant id "cannot be overridden - it's set at initialization and immutable" (``create.go:45``)."""
+
+NEXT_FIELDS: dict[str, str] = {
+    "delegate": "context.DelegateConfig",
+    "data": "interface {}",
+    "metadata": "map[string]interface {}",
+}
+"""NextHookResponse's JSON fields (``types.go:474-484``)."""
+
+DELEGATE_FIELDS: dict[str, str] = {
+    "agent_id": "string",
+    "messages": "[]context.Message",
+    "options": "map[string]interface {}",
+}
+"""DelegateConfig (``types.go:487-491``)."""
+
+MODEL_OPTION_FIELDS = ("temperature", "max_tokens", "max_completion_tokens", "audio")
+"""Create fields Yao copies into the completion options (``build.go:471-490``)."""
+
+
+def _kind(value: Any) -> str:
+    """What Go's encoding/json calls a JSON value in an unmarshal error."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), "value")
+
+
+def _fits(kind: str, value: Any) -> bool:
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "float64":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "int":
+        return (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and value.is_integer())
+    if kind.startswith("[]"):
+        return isinstance(value, list)
+    if kind == "interface {}":
+        return True
+    return isinstance(value, dict)  # maps and structs
+
+
+def as_json(value: Any, hook: str) -> Any:
+    """``value`` after the JSON round trip Yao's bridge gives it (``json.Marshal`` of the JS value)."""
+    try:
+        return orjson.loads(orjson.dumps(value))
+    except TypeError as error:
+        raise HookReturnError(f"failed to marshal {hook} hook result: {error}", hook=hook) from None
+
+
+def decode(value: Any, hook: str, struct: str, fields: dict[str, str], *, path: str = "") -> dict | None:
+    """``value`` decoded into ``struct`` as Go would: ``None`` for null/undefined, else a dict of the
+    fields it set (nulls dropped); a mistyped field raises HookReturnError with Go's wording (a nested
+    field names the innermost struct and the whole path, as Go >= 1.20 does)."""
+    if value is None:
+        return None
+    outer = struct if not path else hook_struct(hook)
+    prefix = f"failed to unmarshal to {outer}: json: cannot unmarshal"
+    if not isinstance(value, dict):
+        raise HookReturnError(f"{prefix} {_kind(value)} into Go value of type context.{struct}", hook=hook)
+    decoded: dict[str, Any] = {}
+    for key, item in value.items():
+        kind = fields.get(key)
+        if kind is None or item is None:
+            continue
+        if not _fits(kind, item):
+            raise HookReturnError(f"{prefix} {_kind(item)} into Go struct field {struct}.{path}{key} of type {kind}",
+                                  hook=hook)
+        if kind == "context.DelegateConfig":
+            item = decode(item, hook, "DelegateConfig", DELEGATE_FIELDS, path=f"{key}.")
+        decoded[key] = item
+    return decoded
+
+
+def hook_struct(hook: str) -> str:
+    """The Go struct a hook's return decodes into."""
+    return "HookCreateResponse" if hook == "Create" else "NextHookResponse"
+
+
+def unknown_keys(value: Any, fields: dict[str, str]) -> list[str]:
+    """Keys a struct has no field for (Go ignores them)."""
+    return sorted(set(value) - set(fields)) if isinstance(value, dict) else []
+
+
+def usage_info(usage: dict | None) -> dict | None:
+    """The kit's usage as Yao's ``message.UsageInfo`` (``output/message/types.go:296-304``)."""
+    if usage is None:
+        return None
+    return {"prompt_tokens": int(usage.get("inputTokens") or 0),
+            "completion_tokens": int(usage.get("outputTokens") or 0),
+            "total_tokens": int(usage.get("totalTokens") or 0)}
+
+
+_FINISH = {"toolUse": "tool_calls", "tool_use": "tool_calls", "tool_calls": "tool_calls", "length": "length",
+           "maxTokens": "length", "max_tokens": "length", "stop": "stop", "end_turn": "stop", "endTurn": "stop"}
+
+
+def completion_response(response: dict, *, model: str = "", created: int = 0, stop_reason: str | None = None) -> dict:
+    """A ``CompletionResponse`` (``types_llm.go:123-155``) from the runner's OpenAI-like response:
+    ``id``/``object``/``created``/``model``/``role``/``finish_reason`` always, the rest when set."""
+    calls = response.get("tool_calls") or []
+    finish = _FINISH.get(stop_reason or "", "tool_calls" if calls else "stop")
+    completion: dict[str, Any] = {"id": "", "object": "chat.completion", "created": created, "model": model,
+                                  "role": "assistant"}
+    if response.get("content"):
+        completion["content"] = response["content"]
+    if calls:
+        completion["tool_calls"] = calls
+    if response.get("thinking"):
+        completion["reasoning_content"] = response["thinking"]
+    completion["finish_reason"] = finish
+    usage = usage_info(response.get("usage"))
+    if usage is not None:
+        completion["usage"] = usage
+    return completion
+
+
+def tool_call_response(call: dict, *, result: Any = None, error: str = "") -> dict:
+    """A ``ToolCallResponse`` (``types.go:464-471``): ``server`` is empty (our tools are not MCP servers)."""
+    answer: dict[str, Any] = {"toolcall_id": call["id"], "server": "", "tool": call["function"]["name"]}
+    arguments = call["function"].get("arguments")
+    if arguments not in (None, ""):
+        answer["arguments"] = arguments
+    if result is not None:
+        answer["result"] = result
+    if error:
+        answer["error"] = error
+    return answer
+
+
+def tool_message_text(tool: dict) -> str:
+    """The tool-role content Yao's loop feeds back: ``Error: …`` or the result's JSON (``loop.go:144-151``)."""
+    if tool.get("error"):
+        return f"Error: {tool['error']}"
+    if tool.get("result") is not None:
+        return orjson.dumps(tool["result"]).decode()
+    return ""

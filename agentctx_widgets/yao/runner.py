@@ -1,0 +1,906 @@
+"""One Yao request, in the order ``Assistant.Stream`` runs it at yao 5a3f9a6a (``agent/assistant/agent.go``).
+
+1. ``stream_start`` (root call only, ``agent.go:123-125``, ``705-725``);
+2. the history plus the input are the ``fullMessages`` hooks see (``agent.go:143-149``);
+3. ``Create(ctx, fullMessages, options)`` (``agent.go:216-243``): its ``HookCreateResponse`` sets
+   ``ctx.locale / theme / route``, merges ``metadata`` and picks the ``connector``
+   (``hook/create.go:34-80``); ``delegate`` hands the request to another assistant at once, no model
+   call, and the root still ends with ``stream_end`` (``agent.go:245-274``);
+4. the model call, only for an assistant with prompts or tools (``agent.go:284``): system prompts are
+   prepended to Create's ``messages`` (or to ``fullMessages`` when it returned none) and its
+   temperature / max_tokens / max_completion_tokens / audio override the assistant's options
+   (``build.go:29-60``, ``271-296``, ``469-490``);
+5. tool calls (``agent.go:359-494``): all succeed → on; a failure that is not retryable (network,
+   timeout, …, ``mcp.go:484-509``) fails the request; a retryable one (bad arguments) asks the model
+   again with the results, up to 3 attempts;
+6. with a hook script: ``Next(ctx, {messages, completion, tools, error}, options)``
+   (``hook/next.go:22-28``); its ``delegate`` calls another assistant, its ``data`` becomes
+   ``Response.next``, anything else leaves the standard response whose ``next`` is the whole return
+   (``next.go:11-40``, ``69-88``). With **no script at all** and tool results, Yao's automatic tool
+   loop feeds them back until the model stops calling tools (``agent.go:550-586``, ``loop.go``), and
+   falls back to the ``__yao.loop_fallback`` assistant when it fails;
+7. ``stream_end`` with ``status``, ``error`` and the last completion's ``usage`` (``agent.go:616``,
+   ``728-759``).
+
+Any error ends the request with ``stream_end`` status ``"error"`` and takes the turn back out of the
+Context (the input stays). Yao's ``Script.Execute`` turns *any* hook error whose text contains "is not
+defined" / "is not a function" into a null return (``hook/script.go:37-42``) — meant for a missing
+hook, it also swallows a misspelled name inside one; we do the same and record the diagnostic
+``hook_error_hidden``.
+
+What the runner needs of an assistant, a hook set and an output sink is written down as Protocols
+(:class:`YaoAssistant`, :class:`YaoHooks`, :class:`YaoSink`), so the loader, the TypeScript hooks and
+the output writers of this package plug in as they are.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import orjson
+
+from ..context import Context, create_assembler, finalize_usage, usage_add, user_message
+from ..hooks.caller import call_user_code, run_on_worker
+from ..hooks.checkpoint import ContextCheckpoint
+from ..hooks.errors import HookError, error_dict
+from ..hooks.hook_context import CTX_FIELDS, HookContext
+from ..hooks.openai_shapes import from_view, from_view_message, response_of, to_view
+from ..models import ModelError
+from ..models.tools import Tool, as_tools
+from ..output import Output
+from .request_shapes import (CREATE_FIELDS, MODEL_OPTION_FIELDS, NEXT_FIELDS, as_json, completion_response,
+                             decode, tool_call_response, tool_message_text, unknown_keys, usage_info)
+
+NIL_PATTERNS = ("is not defined", "is not a function", "is not a Function")
+"""Error texts Yao's ``Script.Execute`` answers with a null return (``hook/script.go:38-40``)."""
+
+MAX_TOOL_ATTEMPTS = 3
+"""Tool-call attempts before the request fails (``agent.go:366``)."""
+
+DEFAULT_LOOP_TURNS = 5
+"""The tool loop's turns unless ``mcp.options.max_turn`` says otherwise (``loop.go:177-196``)."""
+
+LOOP_FALLBACK = "__yao.loop_fallback"
+"""The assistant Yao delegates to when the tool loop fails (``loop.go:202-218``)."""
+
+_NON_RETRYABLE = ("network", "timeout", "connection", "unauthorized", "forbidden", "unavailable",
+                  "failed to select", "context canceled", "context deadline", "server error", "internal error")
+"""``isRetryableToolError``'s patterns (``mcp.go:484-509``)."""
+
+TOOL_RETRY_PROMPT = ("Some tool calls above failed. Read the errors, correct the arguments and call the "
+                     "tools again.")
+"""The system message after failed tool calls (``agent.go:838-843``). Yao's text is an i18n entry
+(``assistant.agent.tool_retry_prompt``) this kit does not ship; this is ours."""
+
+DIAGNOSTICS: dict[str, tuple[str, str]] = {
+    "hook_error_hidden": (
+        "{hook} failed with {error!r}; Yao turns an error containing {pattern!r} into a null return, "
+        "so the request went on as if {hook} returned nothing",
+        "a name misspelled inside a hook reads like a missing hook; fix the name (or catch the error "
+        "in the hook) — only an absent {hook} should be silent",
+    ),
+    "unknown_return_key": (
+        "{hook} returned {key!r}, which Yao's {struct} has no field for: it is ignored",
+        "{hook} may return {known}; check the spelling",
+    ),
+    "no_tool_loop": (
+        "the hook script has no Next: Yao ran the {count} tool call(s) but runs its tool loop only for an "
+        "assistant without a script, so the model never answers with their results",
+        "add a Next hook that reads payload.tools (or returns nothing to keep the standard response)",
+    ),
+    "unknown_connector": (
+        "connector {connector!r} is not in this run's connectors: the default model answers",
+        "pass run_assistant(connectors={{name: model}}) (known here: {known})",
+    ),
+}
+"""This module's diagnostic codes → (message, hint) templates; the lead merges them into
+``output/diagnostics.py``."""
+
+
+def _diagnostic(code: str, where: str, **details: Any) -> dict:
+    template, hint = DIAGNOSTICS[code]
+    return {"code": code, "message": template.format(**details), "where": where, "hint": hint.format(**details)}
+
+
+# -- what the runner needs of the other pieces -----------------------------------------------------
+
+
+@runtime_checkable
+class YaoHooks(Protocol):
+    """A hook script: ``names`` holds the hooks it defines; ``call`` runs one and returns its value
+    as plain JSON data (``None`` for null/undefined) or raises (the same shape as ``hooks.base.Hooks``)."""
+
+    names: frozenset[str]
+
+    async def call(self, name: str, ctx: Any, *args: Any) -> Any: ...
+
+
+class YaoAssistant(Protocol):
+    """What the runner reads of a loaded assistant (``yao.assistant.Assistant`` has it). Optional, read
+    with defaults: ``prompts`` (Context messages or ``{role, content}``), ``connector``, ``options``
+    (temperature, max_tokens, …), ``mcp`` (``{"options": {"tool_loop", "max_turn"}}``), ``hooks`` (a
+    :class:`YaoHooks`), ``name``, ``type``, ``avatar``, ``description``."""
+
+    id: str
+
+
+class YaoSink(Protocol):
+    """Where the request's messages go, in order: Yao's event messages (``{"type": "event", "props":
+    {"event", "message", "data"}}``), the model's chunks and whatever hooks send."""
+
+    def send(self, message: dict) -> Any: ...
+
+
+Delegate = Callable[[str, list[dict], dict], Any]
+"""``delegate(agent_id, messages, options)`` → the delegated assistant's Response (a dict, a
+:class:`YaoTurnResult`, or an awaitable of either)."""
+
+
+@dataclass
+class YaoTurnResult:
+    """What one request did."""
+
+    response: dict | None = None
+    """Yao's ``Response``: ``request_id, context_id, trace_id, chat_id, assistant_id, create?, next?,
+    completion?, tools?`` (``agent/context/types.go:398-408``)."""
+    next: Any = None
+    """``Response.next``: Next's ``data``, or its whole return when it had no data, else ``None``."""
+    events: list[dict] = field(default_factory=list)
+    """The lifecycle events (``stream_start``, ``message_start`` / ``message_end``, ``stream_end``) in order."""
+    messages: list[dict] = field(default_factory=list)
+    """Everything sent to the client, in order (events, chunks, hook messages)."""
+    usage: dict | None = None
+    """The kit's usage summed over every model call (``stream_end`` carries Yao's: the last call's)."""
+    error: dict | None = None
+    """``{"message", "hook"?, …}`` when the request failed, else ``None``."""
+    diagnostics: list[dict] = field(default_factory=list)
+    """What Yao accepts but almost surely was not meant: ``{code, message, where, hint}``."""
+    hooks_called: list[str] = field(default_factory=list)
+    """Hook names in call order (nested delegations included)."""
+    model_messages: list[list[dict]] = field(default_factory=list)
+    """The Context messages of each model call, in order."""
+    model_options: list[dict | None] = field(default_factory=list)
+    """The options of each model call, in order."""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def completion(self) -> dict | None:
+        return (self.response or {}).get("completion")
+
+    @property
+    def tools(self) -> list[dict]:
+        return (self.response or {}).get("tools") or []
+
+
+class RequestFailed(Exception):
+    """A step failed the request (Yao returns the error from ``Stream``)."""
+
+    def __init__(self, message: str, *, hook: str | None = None, cause: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.hook = hook
+        self.cause = cause
+
+
+# -- Python hooks ---------------------------------------------------------------------------------
+
+
+class PythonYaoHooks:
+    """``Create`` / ``Next`` (lowercase accepted) as Python callables, sync or async; each is called
+    as Yao calls the script's function: ``Create(ctx, messages, options)``, ``Next(ctx, payload, options)``."""
+
+    def __init__(self, functions: dict[str, Callable]) -> None:
+        self.functions: dict[str, Callable] = {}
+        for key, function in functions.items():
+            name = {"create": "Create", "next": "Next"}.get(key, key)
+            if name not in ("Create", "Next"):
+                raise ValueError(f"hooks: {key!r} is not a Yao hook; the hooks are Create and Next")
+            if not callable(function):
+                raise TypeError(f"hooks[{key!r}]: expected a function, got {type(function).__name__}")
+            self.functions[name] = function
+        self.names = frozenset(self.functions)
+
+    async def call(self, name: str, ctx: Any, *args: Any) -> Any:
+        return await call_user_code(self.functions[name], ctx, *args)
+
+
+def as_yao_hooks(hooks: Any) -> YaoHooks | None:
+    """A hook set from ``hooks``: ``None``, a :class:`YaoHooks`, or a dict / object / module of functions."""
+    if hooks is None or isinstance(hooks, YaoHooks):
+        return hooks
+    if isinstance(hooks, dict):
+        return PythonYaoHooks(hooks)
+    found = {name: getattr(hooks, name) for name in ("Create", "Next", "create", "next")
+             if callable(getattr(hooks, name, None))}
+    if not found:
+        raise TypeError(f"hooks: {type(hooks).__name__} has no Create or Next function")
+    return PythonYaoHooks({key: fn for key, fn in found.items() if key[0].isupper() or key.title() not in found})
+
+
+# -- the request ----------------------------------------------------------------------------------
+
+
+class _Shared:
+    """What a request and the assistants it delegates to share: the id counters, the sink, the result."""
+
+    def __init__(self, sink: YaoSink | None, clock: Callable[[], float], result: YaoTurnResult) -> None:
+        self.sink, self.clock, self.result = sink, clock, result
+        self.counters = {"M": 0, "C": 0}
+
+    def next_id(self, prefix: str) -> str:
+        self.counters[prefix] += 1
+        return f"{prefix}{self.counters[prefix]}"
+
+    def now(self) -> int:
+        return int(self.clock())
+
+    def emit(self, message: dict) -> None:
+        self.result.messages.append(message)
+        if message.get("type") == "event":
+            self.result.events.append(message)
+        if self.sink is not None:
+            self.sink.send(message)
+
+    def event(self, name: str, text: str, data: dict) -> None:
+        """Yao's ``output.NewEventMessage`` (``agent/output/builtin.go:113-122``)."""
+        self.emit({"type": "event", "props": {"event": name, "message": text, "data": data}})
+
+    def report(self, code: str, where: str, **details: Any) -> None:
+        self.result.diagnostics.append(_diagnostic(code, where, **details))
+
+
+class _Bridge:
+    """An Output sink that forwards what hooks send (``ctx.Send``) to the request's sink, in order."""
+
+    def __init__(self, shared: _Shared) -> None:
+        self.shared = shared
+
+    def write(self, messages: list[dict]) -> None:
+        for message in messages:
+            self.shared.emit(message)
+
+
+class _Request:
+    def __init__(self, *, context: Context, input_messages: list[dict] | None, assistant: Any, hooks: YaoHooks | None,
+                 model: Any, connectors: dict[str, Any], tools: dict[str, Tool], max_tool_rounds: int | None,
+                 options: dict, hook_options: dict, ctx: HookContext, shared: _Shared, ids: dict[str, str], root: bool,
+                 delegate: Delegate | None, assistants: dict[str, Any], append_input: bool) -> None:
+        self.context, self.input_messages, self.assistant = context, input_messages or [], assistant
+        self.hooks, self.model, self.connectors, self.tools = hooks, model, connectors, tools
+        self.max_tool_rounds, self.options, self.ctx, self.shared = max_tool_rounds, options, ctx, shared
+        self.hook_options = hook_options  # Yao's call-level Options, as the hooks see them
+        self.ids, self.root, self.delegate, self.assistants = ids, root, delegate, assistants
+        self.append_input = append_input
+        self.connector = ""  # Create's call-level connector (options.Connector)
+        self.last_completion: dict | None = None
+
+    # -- the order of Stream -----------------------------------------------------------------------
+
+    async def run(self) -> dict:
+        started = self.shared.now()
+        if self.root:
+            self._stream_start(started)
+        for message in self.input_messages if self.append_input else ():
+            self.context.append(message)
+        checkpoint = ContextCheckpoint(self.context)
+        try:
+            response = await self._stream()
+        except RequestFailed as failed:
+            checkpoint.restore(self.context)
+            if self.root:
+                self._stream_end(started, "error", str(failed), None)
+            raise
+        if self.root:
+            self._stream_end(started, "completed", None, self.last_completion)
+        return response
+
+    async def _stream(self) -> dict:
+        full = self._full_messages()
+        full_view = to_view(full)
+        created: dict | None = None
+        if self.hooks is not None:
+            created = await self._create(full_view)
+            if created and created.get("delegate"):
+                return await self._delegate(created["delegate"])
+
+        completion, tools, model_messages, last_message = None, None, None, None
+        if self._calls_model():
+            model_messages = self._build_messages(full, created)
+            options = self._completion_options(created)
+            completion, last_message = await self._llm(model_messages, options)
+            if completion.get("tool_calls"):
+                completion, tools, model_messages, last_message = await self._tool_calls(
+                    model_messages, options, completion, last_message)
+
+        if self.hooks is not None:
+            if tools and "Next" not in self.hooks.names:
+                self.shared.report("no_tool_loop", f"assistant {self._id()!r}", count=len(tools))
+            payload = {"messages": full_view, "completion": completion, "tools": tools, "error": ""}
+            answer = await self._hook("Next", payload, self._options_map())
+            nxt = self._decode(answer, "Next", "NextHookResponse", NEXT_FIELDS)
+            if nxt is not None and nxt.get("delegate"):
+                return await self._delegate(nxt["delegate"])
+            if nxt is not None and nxt.get("data") is not None:
+                return self._response(created, nxt["data"], completion, tools)
+            return self._response(created, nxt, completion, tools)
+        if tools and self._tool_loop_enabled():
+            try:
+                completion, tools = await self._tool_loop(model_messages, completion, tools, last_message)
+            except RequestFailed as failed:
+                return await self._loop_fallback(full_view, tools, failed)
+        return self._response(created, None, completion, tools)
+
+    # -- Create -------------------------------------------------------------------------------------
+
+    async def _create(self, full_view: list[dict]) -> dict | None:
+        answer = await self._hook("Create", full_view, self._options_map())
+        if answer is None:
+            return None
+        created = self._decode(answer, "Create", "HookCreateResponse", CREATE_FIELDS)
+        for key in ("locale", "theme", "route"):  # session level (create.go:47-60)
+            if created.get(key):
+                setattr(self.ctx, key, created[key])
+        if created.get("metadata"):  # merged, the hook's keys win (create.go:62-71)
+            self.ctx.metadata = {**(self.ctx.metadata or {}), **created["metadata"]}
+        if created.get("connector"):  # call level (create.go:75-80)
+            self.connector = created["connector"]
+            self.ctx.connector = created["connector"]
+        return created
+
+    def _decode(self, answer: Any, hook: str, struct: str, fields: dict[str, str]) -> dict | None:
+        """A hook's return as Go decodes it; a mistyped field fails the request (``create.go:29-31``)."""
+        if answer is None:
+            return None
+        try:
+            decoded = decode(answer, hook, struct, fields)
+        except HookError as error:
+            raise RequestFailed(error.detail, hook=hook, cause=error) from error
+        self._report_unknown(hook, struct, answer, fields)
+        return decoded
+
+    def _report_unknown(self, hook: str, struct: str, answer: Any, fields: dict[str, str]) -> None:
+        for key in unknown_keys(answer, fields):
+            self.shared.report("unknown_return_key", f"{hook}'s return value", hook=hook, key=key, struct=struct,
+                               known=", ".join(fields))
+
+    # -- the model ----------------------------------------------------------------------------------
+
+    def _calls_model(self) -> bool:
+        """Yao calls the model only for an assistant with prompts or MCP tools (``agent.go:284``)."""
+        return bool(self._prompts()) or bool(self.tools) or bool(getattr(self.assistant, "mcp", None))
+
+    def _prompts(self, created: dict | None = None) -> list[dict]:
+        """The prompt messages: ``assistant.request_prompts`` (global prompts, the preset, ``$CTX.``
+        variables filled, ``build.go:62-175``) when the assistant has it, else ``assistant.prompts``."""
+        build = getattr(self.assistant, "request_prompts", None)
+        if callable(build):
+            metadata = self.ctx.metadata or {}
+            preset = (created or {}).get("prompt_preset") or metadata.get("__prompt_preset")
+            disable = (created or {}).get("disable_global_prompts")
+            if disable is None and isinstance(metadata.get("__disable_global_prompts"), bool):
+                disable = metadata["__disable_global_prompts"]
+            prompts = build(self._prompt_variables(), preset=preset if isinstance(preset, str) and preset else None,
+                            disable_global=disable)
+        else:
+            prompts = getattr(self.assistant, "prompts", None) or []
+        return [p if isinstance(p.get("type"), int) else from_view_message(p) for p in prompts]
+
+    def _prompt_variables(self) -> dict[str, str] | None:
+        """The request's ``$CTX.`` variables (``build.go:177-267``), through ``assistant.prompt_variables``."""
+        variables = getattr(self.assistant, "prompt_variables", None)
+        if not callable(variables):
+            return None
+        ctx, authorized = self.ctx, self.ctx.authorized or {}
+        request = {"THEME": ctx.theme, "ROUTE": ctx.route, "REFERER": ctx.referer,
+                   "CLIENT_TYPE": (ctx.client or {}).get("type", ""), "USER_ID": authorized.get("user_id", ""),
+                   "TEAM_ID": authorized.get("team_id", ""), "TENANT_ID": authorized.get("tenant_id", "")}
+        return variables(locale=ctx.locale, chat_id=ctx.chat_id, metadata=ctx.metadata,
+                         **{key: str(value) for key, value in request.items() if value})
+
+    def _build_messages(self, full: list[dict], created: dict | None) -> list[dict]:
+        """System prompts, then Create's messages or the full messages (``build.go:29-60``)."""
+        base = full
+        if created and created.get("messages"):
+            base = from_view(created["messages"], full)  # what Create passed through stays as it was
+        return [*self._prompts(created), *base]
+
+    def _completion_options(self, created: dict | None) -> dict | None:
+        """The assistant's options < the run's ``options`` < Create's (``build.go:271-296``); with tools."""
+        options = {**(getattr(self.assistant, "options", None) or {}), **self.options}
+        for key in MODEL_OPTION_FIELDS:
+            if created and created.get(key) is not None:
+                options[key] = created[key]
+        if self.tools:
+            options["tools"] = [*(options.get("tools") or []), *(tool.spec for tool in self.tools.values())]
+        return options or None
+
+    def _model(self) -> Any:
+        name = self.connector or getattr(self.assistant, "connector", "") or ""
+        if name and name in self.connectors:
+            return self.connectors[name]
+        if name and self.connectors:
+            self.shared.report("unknown_connector", f"assistant {self._id()!r}", connector=name,
+                               known=", ".join(self.connectors))
+        if self.model is None:
+            raise RequestFailed(f"connector not specified: no model for connector {name!r} "
+                                "(pass run_assistant(model=...) or connectors={...})")
+        return self.model
+
+    async def _llm(self, messages: list[dict], options: dict | None) -> tuple[dict, dict]:
+        """One model call, streamed to the client as Yao's handler does; the message is committed."""
+        model = self._model()
+        self.shared.result.model_messages.append(messages)
+        self.shared.result.model_options.append(options)
+        writer = _ChunkWriter(self.shared)
+        assembler = create_assembler()
+        meta: dict[str, Any] = {}
+        try:
+            events = model.stream(messages, options=options)
+            if inspect.isawaitable(events):
+                events = await events
+            if hasattr(events, "__aiter__"):
+                async for event in events:
+                    self._consume(assembler, writer, event, meta)
+            else:
+                for event in events:
+                    self._consume(assembler, writer, event, meta)
+        except ModelError as error:
+            raise RequestFailed(str(error), cause=error) from error
+        except RequestFailed:
+            raise
+        except Exception as error:  # noqa: BLE001 - a model's failure fails the request, as in Yao
+            raise RequestFailed(f"{type(error).__name__}: {error}", cause=error) from error
+        writer.close_open()
+        message = assembler.message()
+        usage = finalize_usage(assembler.usage, messages, message)
+        result = self.shared.result
+        result.usage = usage if result.usage is None else usage_add(result.usage, usage)
+        self.context.append(message)
+        completion = completion_response(response_of(message, usage), model=meta.get("model", ""),
+                                         created=self.shared.now() // 1000, stop_reason=meta.get("stopReason"))
+        self.last_completion = completion
+        return completion, message
+
+    def _consume(self, assembler: Any, writer: _ChunkWriter, event: dict, meta: dict) -> None:
+        assembler.consume(event)
+        kind = event.get("type")
+        if kind == "start" and event.get("model"):
+            meta["model"] = event["model"]
+        elif kind == "done" and event.get("stopReason"):
+            meta["stopReason"] = event["stopReason"]
+        elif kind == "error":
+            error = event.get("error")
+            text = error.get("message") if isinstance(error, dict) else error
+            raise RequestFailed(str(text or "the model failed"))
+        writer.on_event(event)
+
+    # -- tools ---------------------------------------------------------------------------------------
+
+    async def _run_tools(self, calls: list[dict]) -> tuple[list[dict], bool, bool]:
+        """Run each call; returns (ToolCallResponses, any failed, any failure retryable)."""
+        answers, failed, retryable = [], False, False
+        for call in calls:
+            name = call["function"]["name"]
+            tool = self.tools.get(name)
+            if tool is None:
+                answers.append(tool_call_response(call, error=f"failed to select MCP client for tool {name!r}"))
+                failed = True
+                continue
+            try:
+                arguments = tool.check(_arguments(call))
+            except ValueError as invalid:
+                answers.append(tool_call_response(call, error=f"argument validation failed: {invalid}"))
+                failed = retryable = True
+                continue
+            try:
+                value = await call_user_code(tool.function, **arguments)
+            except Exception as failure:  # noqa: BLE001 - a tool's failure is a result the request handles
+                text = f"tool call failed: {failure}"
+                answers.append(tool_call_response(call, error=text))
+                failed = True
+                retryable = retryable or not any(p in text.lower() for p in _NON_RETRYABLE)
+                continue
+            answers.append(tool_call_response(call, result=as_json(value, name)))
+        for answer in answers:
+            self.context.append(_tool_result_message(answer))
+        return answers, failed, retryable
+
+    async def _tool_calls(self, messages: list[dict], options: dict | None, completion: dict,
+                          message: dict) -> tuple[dict, list[dict], list[dict], dict]:
+        """Run the calls; on retryable failures ask the model again (``agent.go:359-494``)."""
+        current = completion
+        for attempt in range(MAX_TOOL_ATTEMPTS):
+            tools, failed, retryable = await self._run_tools(current["tool_calls"])
+            if not failed:
+                return current, tools, messages, message
+            if not retryable:
+                raise RequestFailed("tool calls failed with non-retryable errors (MCP internal issues)")
+            if attempt == MAX_TOOL_ATTEMPTS - 1:
+                raise RequestFailed(f"tool calls failed after {MAX_TOOL_ATTEMPTS} attempts")
+            messages = [*messages, message, *(_tool_result_message(t) for t in tools),
+                        {"type": 1, "content": [{"type": "text", "text": TOOL_RETRY_PROMPT}]}]
+            current, message = await self._llm(messages, options)
+            if not current.get("tool_calls"):
+                raise RequestFailed(f"LLM did not return tool calls in retry attempt {attempt + 1}")
+        raise AssertionError("unreachable")
+
+    def _tool_loop_enabled(self) -> bool:
+        loop = ((getattr(self.assistant, "mcp", None) or {}).get("options") or {}).get("tool_loop")
+        return loop is not False  # loop.go:163-175
+
+    def _loop_turns(self) -> int:
+        if self.max_tool_rounds is not None:
+            return self.max_tool_rounds
+        turns = ((getattr(self.assistant, "mcp", None) or {}).get("options") or {}).get("max_turn")
+        return int(turns) if isinstance(turns, (int, float)) and not isinstance(turns, bool) and turns > 0 \
+            else DEFAULT_LOOP_TURNS
+
+    async def _tool_loop(self, messages: list[dict], completion: dict, tools: list[dict],
+                         message: dict) -> tuple[dict, list[dict]]:
+        """Feed tool results back until the model answers without calls (``loop.go:32-122``)."""
+        every, last = list(tools), list(tools)
+        turns = self._loop_turns()
+        for turn in range(turns):
+            messages = [*messages, message, *(_tool_result_message(t) for t in last)]
+            try:
+                completion, message = await self._llm(messages, self._completion_options(None))
+            except RequestFailed as failed:
+                raise RequestFailed(f"tool loop LLM call failed (turn {turn + 1}): {failed}") from failed
+            if not completion.get("tool_calls"):
+                return completion, every
+            last, _, _ = await self._run_tools(completion["tool_calls"])  # loop.go:85 ignores failures
+            every.extend(last)
+        raise RequestFailed(f"tool loop reached max turns ({turns})")
+
+    async def _loop_fallback(self, full_view: list[dict], tools: list[dict], failed: RequestFailed) -> dict:
+        """``__yao.loop_fallback`` gets the conversation and the results as Markdown (``loop.go:204-270``);
+        when it cannot run either, the standard response stands (``agent.go:565-581``)."""
+        try:
+            return await self._delegate({"agent_id": LOOP_FALLBACK,
+                                         "messages": [{"role": "user", "content": _fallback_markdown(full_view, tools)}]})
+        except RequestFailed:
+            return self._response(None, None, self.last_completion, tools)
+
+    # -- Next, delegation, the response ---------------------------------------------------------------
+
+    async def _delegate(self, config: dict) -> dict:
+        """Run another assistant with the same ctx and sink (``next.go:42-67``)."""
+        agent_id = config.get("agent_id", "")
+        messages = config.get("messages") or []
+        options = config.get("options") or {}
+        if self.delegate is not None:
+            try:
+                answer = self.delegate(agent_id, messages, options)
+                if inspect.isawaitable(answer):
+                    answer = await answer
+            except RequestFailed:
+                raise
+            except Exception as error:  # noqa: BLE001 - the delegated call's failure is the request's
+                raise RequestFailed(f"delegated assistant '{agent_id}' failed: {error}", cause=error) from error
+            return answer.response if isinstance(answer, YaoTurnResult) else answer
+        target = self.assistants.get(agent_id)
+        if target is None:
+            raise RequestFailed(f"failed to load delegated assistant '{agent_id}': not found "
+                                f"(known: {', '.join(self.assistants) or 'none'}; pass assistants={{...}} or delegate=...)")
+        self.ctx.referer = "agent"  # RefererAgent (next.go:55)
+        nested = _Request(
+            context=self.context, input_messages=[from_view_message(m) for m in messages], assistant=target,
+            hooks=as_yao_hooks(getattr(target, "hooks", None)), model=self.model, connectors=self.connectors,
+            tools=self.tools, max_tool_rounds=self.max_tool_rounds, options=dict(self.options),
+            hook_options=dict(options),
+            ctx=_ctx_for(target, self.ctx), shared=self.shared, ids=self.ids, root=False, delegate=None,
+            assistants=self.assistants, append_input=False)
+        if isinstance(options.get("metadata"), dict):
+            nested.ctx.metadata = {**(nested.ctx.metadata or {}), **options["metadata"]}  # agent.go:60
+        return await nested.run()  # stream_end keeps the root's own completion (agent.go:264, 616)
+
+    def _response(self, created: dict | None, nxt: Any, completion: dict | None, tools: list[dict] | None) -> dict:
+        """Yao's ``Response`` with its ``omitempty`` fields (``next.go:69-88``, ``types.go:398-408``)."""
+        response: dict[str, Any] = {"request_id": self.ids["request_id"], "context_id": self.ids["context_id"],
+                                    "trace_id": self.ids["trace_id"], "chat_id": self.ctx.chat_id,
+                                    "assistant_id": self._id()}
+        for key, value in (("create", created), ("next", nxt), ("completion", completion), ("tools", tools)):
+            if value is not None and not (key == "tools" and not value):
+                response[key] = value
+        return response
+
+    # -- hooks ---------------------------------------------------------------------------------------
+
+    async def _hook(self, name: str, *args: Any) -> Any:
+        """Call a hook as ``Script.Execute`` does: a missing one, or an error naming something "not
+        defined" / "not a function", is a null return (``hook/script.go:34-44``)."""
+        if name not in self.hooks.names:
+            return None
+        self.shared.result.hooks_called.append(name)
+        output = self.ctx.output
+        try:
+            answer = await self.hooks.call(name, self.ctx, *args)
+        except Exception as error:  # noqa: BLE001 - sorted below, as Yao sorts it
+            text = error.detail if isinstance(error, HookError) else str(error)
+            if isinstance(error, NameError):
+                text = f"{type(error).__name__}: {text}"
+            pattern = next((p for p in NIL_PATTERNS if p in text or p in str(error)), None)
+            if pattern is None:
+                if output is not None:
+                    output.flush()
+                raise RequestFailed(text, hook=name, cause=error) from error
+            self.shared.report("hook_error_hidden", f"{name} of assistant {self._id()!r}", hook=name,
+                               error=text, pattern=pattern)
+            answer = None
+        if output is not None:
+            output.flush()  # what the hook sent reaches the client when it returns
+        try:
+            return as_json(answer, name)
+        except HookError as error:
+            raise RequestFailed(error.detail, hook=name, cause=error) from error
+
+    def _options_map(self) -> dict:
+        """``Options.ToMap()``: connector, mode, search, skip, disable_global_prompts, metadata when set
+        (``agent/context/options.go:4-34``)."""
+        options = self.hook_options
+        mapped = {key: options[key] for key in ("mode", "search", "skip", "disable_global_prompts")
+                  if options.get(key) not in (None, "", False)}
+        connector = self.connector or options.get("connector")
+        if connector:
+            mapped["connector"] = connector
+        if options.get("metadata") is not None:
+            mapped["metadata"] = options["metadata"]
+        return mapped
+
+    # -- helpers -------------------------------------------------------------------------------------
+
+    def _id(self) -> str:
+        return str(getattr(self.assistant, "id", "") or "")
+
+    def _full_messages(self) -> list[dict]:
+        if not self.append_input:
+            return list(self.input_messages)
+        return [m for m in self.context.messages() if isinstance(m.get("type"), int)]
+
+    def _stream_start(self, started: int) -> None:
+        """``EventStreamStartData`` (``output/message/types.go:329-337``, ``agent.go:705-725``)."""
+        info = {"assistant_id": self._id()}  # ast.Info(ctx.Locale): name and description translated
+        named = {"name": getattr(self.assistant, "display_name", None),
+                 "description": getattr(self.assistant, "display_description", None)}
+        for key in ("type", "name", "avatar", "description"):
+            value = named[key](self.ctx.locale) if callable(named.get(key)) else getattr(self.assistant, key, None)
+            if value:
+                info[key] = value
+        data = {"context_id": self.ids["context_id"], "request_id": self.ids["request_id"], "timestamp": started,
+                "chat_id": self.ctx.chat_id, "trace_id": self.ids["trace_id"], "assistant": info}
+        if self.ctx.metadata:
+            data["metadata"] = dict(self.ctx.metadata)
+        self.shared.event("stream_start", "Stream started", data)
+
+    def _stream_end(self, started: int, status: str, error: str | None, completion: dict | None) -> None:
+        """``EventStreamEndData`` (``types.go:341-351``, ``agent.go:728-759``)."""
+        now = self.shared.now()
+        data: dict[str, Any] = {"request_id": self.ids["request_id"], "context_id": self.ids["context_id"],
+                                "trace_id": self.ids["trace_id"], "timestamp": now, "duration_ms": now - started,
+                                "status": status}
+        if error:
+            data["error"] = error
+        if completion is not None and completion.get("usage"):
+            data["usage"] = completion["usage"]
+        if self.ctx.metadata:
+            data["metadata"] = dict(self.ctx.metadata)
+        self.shared.event("stream_end", "Stream completed", data)
+
+
+class _ChunkWriter:
+    """A model stream as Yao's default handler writes it (``agent/assistant/handlers/stream.go``):
+    ``message_start``, one delta message per chunk (``chunk_id`` C*, ``message_id`` M*), ``message_end``
+    with the whole content in ``extra``. (``yao/output.py`` owns the exact client forms; this is the
+    part of them the request's order needs.)"""
+
+    _KINDS = {"text": "text", "thinking": "thinking", "tool_call": "tool_call"}
+
+    def __init__(self, shared: _Shared) -> None:
+        self.shared = shared
+        self.open: dict[int, dict] = {}
+
+    def on_event(self, event: dict) -> None:
+        kind = str(event.get("type", ""))
+        family, _, phase = kind.rpartition("_")
+        if family not in self._KINDS or phase not in ("start", "delta", "end"):
+            return
+        index = event.get("contentIndex", 0)
+        if phase == "start":
+            self._start(index, family, event)
+        elif phase == "delta":
+            state = self.open.get(index) or self._start(index, family, event)
+            piece = str(event.get("delta", ""))
+            if not piece:
+                return
+            state["buffer"].append(piece)
+            state["chunks"] += 1
+            props = {"content": piece} if family != "tool_call" else {"id": state["call_id"], "arguments": piece}
+            self.shared.emit({"chunk_id": self.shared.next_id("C"), "message_id": state["id"], "type": family,
+                              "delta": True, "props": props})
+        else:
+            self._end(index)
+
+    def _start(self, index: int, family: str, event: dict) -> dict:
+        state = {"id": self.shared.next_id("M"), "type": family, "started": self.shared.now(), "buffer": [],
+                 "chunks": 0, "call_id": event.get("callId", ""), "name": event.get("name", "")}
+        self.open[index] = state
+        data: dict[str, Any] = {"message_id": state["id"], "type": family, "timestamp": state["started"]}
+        if family == "tool_call":
+            data["tool_call"] = {"id": state["call_id"], "name": state["name"]}
+        self.shared.event("message_start", "Message started", data)
+        return state
+
+    def _end(self, index: int) -> None:
+        state = self.open.pop(index, None)
+        if state is None:
+            return
+        now = self.shared.now()
+        data: dict[str, Any] = {"message_id": state["id"], "type": state["type"], "timestamp": now,
+                                "duration_ms": now - state["started"], "chunk_count": state["chunks"],
+                                "status": "completed", "extra": {"content": "".join(state["buffer"])}}
+        if state["type"] == "tool_call":
+            data["tool_call"] = {"id": state["call_id"], "name": state["name"]}
+        self.shared.event("message_end", "Message completed", data)
+
+    def close_open(self) -> None:
+        for index in sorted(self.open):
+            self._end(index)
+
+
+def _arguments(call: dict) -> Any:
+    raw = call["function"].get("arguments")
+    if isinstance(raw, str):
+        try:
+            return orjson.loads(raw) if raw.strip() else {}
+        except orjson.JSONDecodeError:
+            return raw
+    return raw
+
+
+def _tool_result_message(tool: dict) -> dict:
+    """The tool-role message Yao feeds back (``loop.go:143-158``), as a Context tool result."""
+    message: dict[str, Any] = {"type": 4, "callId": tool["toolcall_id"], "name": tool["tool"],
+                               "content": [{"type": "text", "text": tool_message_text(tool)}]}
+    if tool.get("error"):
+        message["error"] = True
+    return message
+
+
+def _fallback_markdown(full_view: list[dict], tools: list[dict]) -> str:
+    """``buildLoopFallbackMarkdown`` (``loop.go:221-270``), in our words where Yao's are prose."""
+    def text(message: dict) -> str:
+        content = message.get("content")
+        if isinstance(content, list):
+            return "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+        return content if isinstance(content, str) else ""
+
+    parts = ["## Assistant Context\n\n"]
+    parts += [f"{text(m)}\n\n" for m in full_view if m.get("role") == "system" and text(m)]
+    parts.append("## Conversation\n\n")
+    names = {"user": "User", "assistant": "Assistant"}
+    parts += [f"**{names[m['role']]}**: {text(m)}\n\n" for m in full_view if m.get("role") in names and text(m)]
+    parts.append("## Tool Results\n\n")
+    for tool in tools:
+        name = f"{tool['server']}.{tool['tool']}" if tool.get("server") else tool["tool"]
+        body = f"Error: {tool['error']}\n\n" if tool.get("error") else \
+            f"```json\n{orjson.dumps(tool.get('result')).decode()}\n```\n\n"
+        parts.append(f"### {name}\n{body}")
+    parts.append("---\nPlease answer the user's question based on the above context and tool results.\n"
+                 "Respond in the same language as the user.\n")
+    return "".join(parts)
+
+
+def _ctx_for(assistant: Any, ctx: HookContext) -> HookContext:
+    """The ctx a delegated assistant sees: the same request, its own assistant id."""
+    import dataclasses
+
+    return dataclasses.replace(ctx, assistant_id=str(getattr(assistant, "id", "") or ""),
+                               connector=str(getattr(assistant, "connector", "") or ""))
+
+
+# -- the front door -------------------------------------------------------------------------------
+
+_ID_FIELDS = ("context_id", "request_id", "trace_id")
+
+
+async def run_assistant_async(
+    context: Context,
+    user_input: Any,
+    *,
+    assistant: Any,
+    model: Any = None,
+    hooks: Any = None,
+    output: YaoSink | None = None,
+    connectors: dict[str, Any] | None = None,
+    tools: Iterable[Any] | None = None,
+    max_tool_rounds: int | None = None,
+    options: dict | None = None,
+    delegate: Delegate | None = None,
+    assistants: dict[str, Any] | None = None,
+    accept: str = "cui-web",
+    clock: Callable[[], float] | None = None,
+    **ctx_fields: Any,
+) -> YaoTurnResult:
+    """Run one Yao request (see the module docstring) against ``context`` and return what it did.
+
+    ``assistant`` is a loaded assistant (:class:`YaoAssistant`); ``hooks`` its script (default
+    ``assistant.hooks``; a :class:`YaoHooks` or a dict of Python ``Create`` / ``Next`` functions);
+    ``model`` answers for the assistant's connector unless ``connectors`` maps that name to a model;
+    ``tools`` are Python callables standing for the assistant's MCP tools; ``max_tool_rounds`` caps the
+    tool loop (default ``mcp.options.max_turn``, else 5); ``options`` are call-level options (Yao's
+    ``Options``: ``metadata``, ``mode``, … go to the hooks; model options such as ``temperature`` to
+    the model); ``delegate(agent_id, messages, options)`` or ``assistants`` (id → assistant) answer a
+    ``delegate``; ``output`` receives every message in order (``send(message)``); ``clock`` gives
+    milliseconds (for timestamps); ``ctx_fields`` set ``ctx`` fields (``chat_id``, ``locale``, …) and
+    the ``context_id`` / ``request_id`` / ``trace_id`` of the events.
+    """
+    if assistant is None or not isinstance(getattr(assistant, "id", None), str):
+        raise TypeError(f"run_assistant(assistant=…): expected a loaded assistant with an id, got {assistant!r}")
+    if model is not None and not callable(getattr(model, "stream", None)):
+        raise TypeError(f"run_assistant(model=…): expected a model with stream(messages), got {model!r}")
+    for name, connector in (connectors or {}).items():
+        if not callable(getattr(connector, "stream", None)):
+            raise TypeError(f"run_assistant(connectors=…): {name!r} is not a model with stream(messages)")
+    if max_tool_rounds is not None and (not isinstance(max_tool_rounds, int) or isinstance(max_tool_rounds, bool)
+                                        or max_tool_rounds < 1):
+        raise ValueError(f"run_assistant(max_tool_rounds=…): expected an int ≥ 1, got {max_tool_rounds!r}")
+    if options is not None and not isinstance(options, dict):
+        raise TypeError(f"run_assistant(options=…): expected a dict, got {type(options).__name__}")
+    if delegate is not None and not callable(delegate):
+        raise TypeError(f"run_assistant(delegate=…): expected a callable, got {type(delegate).__name__}")
+    ids = {key: str(ctx_fields.pop(key, None) or uuid.uuid4().hex) for key in _ID_FIELDS}
+    unknown = set(ctx_fields) - set(CTX_FIELDS)
+    if unknown:
+        raise TypeError(f"run_assistant: unknown keyword(s) {sorted(unknown)}; ctx fields are {list(CTX_FIELDS)}")
+    script = as_yao_hooks(hooks if hooks is not None else getattr(assistant, "hooks", None))
+    result = YaoTurnResult()
+    shared = _Shared(output, clock or (lambda: time.time() * 1000), result)
+    hook_output = Output(accept=accept)
+    hook_output.add_sink(_Bridge(shared))
+    options = dict(options or {})
+    fields = {"chat_id": getattr(context, "id", "") or "", "assistant_id": assistant.id,
+              "connector": str(getattr(assistant, "connector", "") or ""), "accept": accept, **ctx_fields}
+    if isinstance(options.get("metadata"), dict):  # ctx.MergeMetadata(opts.Metadata) (agent.go:59-60)
+        fields["metadata"] = {**(fields.get("metadata") or {}), **options["metadata"]}
+    ctx = HookContext(**fields).with_output(hook_output)
+    call_options = {key: value for key, value in options.items()
+                    if key not in ("metadata", "mode", "search", "skip", "disable_global_prompts", "connector")}
+    request = _Request(
+        context=context, input_messages=[_as_user_message(user_input)] if user_input is not None else [],
+        assistant=assistant, hooks=script, model=model, connectors=dict(connectors or {}),
+        tools={tool.name: tool for tool in as_tools(tools)}, max_tool_rounds=max_tool_rounds,
+        options=call_options, hook_options=options, ctx=ctx, shared=shared, ids=ids, root=True, delegate=delegate,
+        assistants=dict(assistants or {}), append_input=True)
+    try:
+        response = await request.run()
+    except RequestFailed as failed:
+        result.error = {"message": str(failed), "hook": failed.hook}
+        if failed.cause is not None:
+            result.error["cause"] = error_dict(failed.cause)
+    else:
+        result.response = response
+        result.next = response.get("next") if isinstance(response, dict) else None
+    hook_output.flush()
+    return result
+
+
+def run_assistant(context: Context, user_input: Any, **kwargs: Any) -> YaoTurnResult:
+    """Run one Yao request and wait for it (inside a notebook's running loop too; Ctrl-C stops it).
+    The arguments are :func:`run_assistant_async`'s."""
+    return run_on_worker(lambda: run_assistant_async(context, user_input, **kwargs), lambda: None)
+
+
+run_assistant.__doc__ = (run_assistant.__doc__ or "") + "\n\n" + (run_assistant_async.__doc__ or "")
+
+
+def _as_user_message(user_input: Any) -> dict:
+    if isinstance(user_input, dict):
+        return user_input if isinstance(user_input.get("type"), int) else from_view_message(user_input)
+    return user_message(user_input)
