@@ -1,0 +1,345 @@
+"""``ctx.llm``: a hook's direct model call, through the notebook's models instead of Yao's connectors.
+
+Upstream (YaoApp/yao 5a3f9a6a): ``ctx.llm.Stream(connector, messages, options?)`` checks its arguments
+(``agent/context/jsapi_llm.go:93-112``: ``"Stream requires connector and messages parameters"``,
+``"connector must be a string"``, ``"messages must be an array"``), takes ``onChunk`` out of the options
+(``:114-137``) and returns ``{connector, response?, content?, error?}`` (``agent/llm/jsapi_types.go:16-22``);
+a failure after the arguments is the result's ``error``, not a throw (``agent/llm/jsapi.go:71-128``:
+``"failed to select connector …"``, ``"failed to parse messages: message N is not an object"`` /
+``"… missing role"``, ``"LLM stream failed: …"``). Each chunk becomes a message
+``{type, props: {content}, chunk_id, message_id, delta: true}`` (``props.raw`` for tool-call chunks),
+given to ``onChunk`` first and then sent to the client (``agent/llm/jsapi.go:376-512``); an error chunk
+is ``{type: "error", props: {error}}`` and ends the stream. ``onChunk`` returning non-zero stops the
+stream (``:407-411``; here: we stop reading the model and return what came so far). ``All / Any /
+Race`` take ``[{connector, messages, options?}]`` (invalid requests skipped, ``:578-624``) with one
+``onChunk(connector, index, msg)``; ``Any`` returns ``[first success]`` or every error, ``Race``
+``[first result]`` (``:663-775``).
+
+Here a connector name is looked up in ``connectors`` (Yao connector name → :class:`Model`), falling
+back to ``default``; with neither, the result's error says how to provide one. The batch methods run
+their requests one after another (Yao runs them concurrently), so ``Race`` is the first request's result.
+``response`` is Yao's ``CompletionResponse`` JSON (``agent/context/types_llm.go:123-155``) built from our
+normalised events; ``id`` is the model's when its ``start`` event carries one, ``created`` the clock's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import AsyncIterable, Callable, Iterable, Mapping
+from typing import Any
+
+import orjson
+
+from ..context.assemble import Assembler
+from ..context.types import TYPE_OF_ROLE
+from ..context.usage_data import usage_normalize
+from ..models.protocol import Model, ModelError
+from .ids import NextId, counters
+from .values import YaoServiceError, js_int
+
+OnChunk = Callable[[dict], Any]
+Send = Callable[[dict], None]
+
+_FLOAT_OPTIONS = ("temperature", "top_p", "presence_penalty", "frequency_penalty")
+_INT_OPTIONS = ("max_tokens", "max_completion_tokens", "seed")
+
+
+class Llm:
+    """``ctx.llm`` for one request.
+
+    ``connectors`` maps Yao connector names to models, ``default`` answers any other name; ``next_id`` is the
+    request's id counter (shared with the output API so ``M``/``C`` ids do not repeat); ``send``, when
+    given, receives every chunk message as Yao writes it to the client.
+    """
+
+    def __init__(self, *, connectors: Mapping[str, Model] | None = None, default: Model | None = None,
+                 next_id: NextId | None = None, send: Send | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.connectors = dict(connectors or {})
+        self.default = default
+        self.next_id = next_id or counters()
+        self.send = send
+        self.clock = clock
+
+    def Stream(self, *args: Any) -> dict:  # noqa: N802 - Yao's method names
+        if len(args) < 2:
+            raise YaoServiceError("Stream requires connector and messages parameters")
+        if not isinstance(args[0], str):
+            raise YaoServiceError("connector must be a string")
+        if not isinstance(args[1], list):
+            raise YaoServiceError("messages must be an array")
+        options, on_chunk = _split_on_chunk(args[2] if len(args) >= 3 else None)
+        return self._stream(args[0], args[1], options, on_chunk)
+
+    def All(self, *args: Any) -> list[dict]:  # noqa: N802
+        return self._batch(args, "all")
+
+    def Any(self, *args: Any) -> list[dict]:  # noqa: N802
+        return self._batch(args, "any")
+
+    def Race(self, *args: Any) -> list[dict]:  # noqa: N802
+        return self._batch(args, "race")
+
+    def GenerateImage(self, *args: Any) -> dict:  # noqa: N802
+        if len(args) < 2:
+            raise YaoServiceError("GenerateImage requires connector and prompt parameters")
+        if not isinstance(args[0], str):
+            raise YaoServiceError("connector must be a string")
+        if not isinstance(args[1], str):
+            raise YaoServiceError("prompt must be a string")
+        return {"connector": args[0], "error": "ctx.llm.GenerateImage is not available here: the notebook's "
+                "models stream text; call an image API from a registered process instead"}
+
+    # -- one call ---------------------------------------------------------------------------
+    def _stream(self, connector: str, messages: list, options: dict, on_chunk: OnChunk | None) -> dict:
+        result: dict[str, Any] = {"connector": connector}
+        model = self.connectors.get(connector, self.default)
+        if model is None:
+            result["error"] = (f"failed to select connector {connector}: no model for it here: pass "
+                               f"connectors={{{connector!r}: model}} or a default model")
+            return result
+        try:
+            context_messages = [_context_message(message, index) for index, message in enumerate(messages)]
+        except ValueError as error:
+            result["error"] = f"failed to parse messages: {error}"
+            return result
+        run = _Run(self, on_chunk)
+        try:
+            for event in _events(model.stream(context_messages, options=_model_options(options))):
+                if not run.consume(event):
+                    break
+        except Exception as error:  # noqa: BLE001 - a model failure is the result's error, as in Yao
+            message = error.message if isinstance(error, ModelError) else str(error) or type(error).__name__
+            run.error(message)
+        if run.failed is not None:
+            result["error"] = f"LLM stream failed: {run.failed}"
+            return result
+        response = run.response(self.clock)
+        result["response"] = response
+        if response.get("content"):
+            result["content"] = response["content"]
+        return result
+
+    def _batch(self, args: tuple, mode: str) -> list[dict]:
+        if not args:
+            raise YaoServiceError("requires requests array parameter")
+        if not isinstance(args[0], list):
+            raise YaoServiceError("requests must be an array")
+        _, callback = _split_on_chunk(args[1] if len(args) >= 2 else None)
+        results: list[dict] = []
+        for index, request in enumerate(args[0]):
+            if not (isinstance(request, dict) and isinstance(request.get("connector"), str)
+                    and isinstance(request.get("messages"), list)):
+                continue  # Yao skips a request without a connector string and a messages array
+            options = request.get("options") if isinstance(request.get("options"), dict) else {}
+            options = {key: value for key, value in options.items() if key != "onChunk"}
+            handler = None
+            if callback is not None:
+                handler = (lambda name, at: lambda msg: callback(name, at, msg))(request["connector"], index)
+            result = self._stream(request["connector"], request["messages"], options, handler)
+            results.append(result)
+            if mode == "race" or (mode == "any" and "error" not in result):
+                return [result]
+        if mode == "any":
+            return results  # every one failed: all the errors
+        return results
+
+
+class _Run:
+    """One stream's state: Yao's chunk messages out, our assembler folding the response."""
+
+    def __init__(self, llm: Llm, on_chunk: OnChunk | None) -> None:
+        self.llm = llm
+        self.on_chunk = on_chunk
+        self.assembler = Assembler()
+        self.message_id: str | None = None
+        self.failed: str | None = None
+        self.usage: Any = None
+        self.model_id = ""
+        self.response_id = ""
+
+    def consume(self, event: dict) -> bool:
+        """Fold one normalised event; false when the stream should stop."""
+        kind = event.get("type")
+        self.assembler.consume(event)
+        if kind == "start":
+            self.model_id = str(event.get("model") or "")
+            self.response_id = str(event.get("id") or "")
+        elif kind in ("text_start", "thinking_start", "tool_call_start"):
+            self.message_id = self.llm.next_id("M")
+        elif kind in ("text_end", "thinking_end", "tool_call_end"):
+            self.message_id = None
+        elif kind in ("text_delta", "thinking_delta", "tool_call_delta"):
+            return self._chunk(kind, str(event.get("delta", "")))
+        elif kind == "done":
+            self.usage = event.get("usage")
+        elif kind == "error":
+            error = event.get("error")
+            self.error(error.get("message", "model error") if isinstance(error, dict) else str(error))
+            return False
+        return True
+
+    def _chunk(self, kind: str, delta: str) -> bool:
+        if self.message_id is None:  # a delta with no start: Yao opens a message (jsapi.go:386-389)
+            self.message_id = self.llm.next_id("M")
+        message_type = {"text_delta": "text", "thinking_delta": "thinking", "tool_call_delta": "tool_call"}[kind]
+        props = {"raw": delta} if message_type == "tool_call" else {"content": delta}
+        message = {"type": message_type, "props": props, "chunk_id": self.llm.next_id("C"),
+                   "message_id": self.message_id, "delta": True}
+        if self.on_chunk is not None and js_int(_returned(self.on_chunk, dict(message, props=dict(props)))) != 0:
+            return False
+        if self.llm.send is not None:
+            self.llm.send(message)
+        return True
+
+    def error(self, text: str) -> None:
+        message = {"type": "error", "props": {"error": text}}
+        if self.on_chunk is not None:
+            _returned(self.on_chunk, {"type": "error", "props": {"error": text}})
+        if self.llm.send is not None:
+            self.llm.send(message)
+        self.failed = text
+
+    def response(self, clock: Callable[[], float]) -> dict:
+        """Yao's ``CompletionResponse`` (``types_llm.go:123-155``) for what the model said."""
+        blocks = self.assembler.message().get("content", [])
+        text = "".join(block.get("text", "") for block in blocks if block.get("type") == "text")
+        thinking = "".join(block.get("text", "") for block in blocks if block.get("type") == "thinking")
+        calls = [block for block in blocks if block.get("type") == "toolCall"]
+        response: dict[str, Any] = {"id": self.response_id, "object": "chat.completion", "created": int(clock()),
+                                    "model": self.model_id, "role": "assistant"}
+        if text:
+            response["content"] = text
+        if calls:
+            response["tool_calls"] = [_tool_call(block) for block in calls]
+        if thinking:
+            response["reasoning_content"] = thinking
+        response["finish_reason"] = "tool_calls" if calls else "stop"
+        if self.usage is not None:
+            usage = usage_normalize(self.usage)
+            response["usage"] = {"prompt_tokens": usage.get("inputTokens", 0),
+                                 "completion_tokens": usage.get("outputTokens", 0),
+                                 "total_tokens": usage.get("totalTokens", 0)}
+        return response
+
+
+def _tool_call(block: dict) -> dict:
+    arguments = block.get("arguments")
+    raw = arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode()
+    return {"id": block.get("callId", ""), "type": "function", "function": {"name": block.get("name", ""),
+                                                                            "arguments": raw}}
+
+
+def _returned(callback: Callable[..., Any], *args: Any) -> Any:
+    return callback(*args)
+
+
+def _split_on_chunk(options: Any) -> tuple[dict, Callable[..., Any] | None]:
+    """The options without ``onChunk``, and ``onChunk`` when it is callable (``jsapi_llm.go:114-137``)."""
+    if not isinstance(options, dict):
+        return {}, None
+    callback = options.get("onChunk")
+    rest = {key: value for key, value in options.items() if key != "onChunk"}
+    return rest, callback if callable(callback) else None
+
+
+def _model_options(options: dict) -> dict:
+    """Yao's completion options as our models take them (``agent/llm/jsapi.go:241-344``)."""
+    result: dict[str, Any] = {}
+    for key in _FLOAT_OPTIONS:
+        if isinstance(options.get(key), (int, float)) and not isinstance(options.get(key), bool):
+            result[key] = float(options[key])
+    for key in _INT_OPTIONS:
+        if isinstance(options.get(key), (int, float)) and not isinstance(options.get(key), bool):
+            result[key] = int(options[key])
+    for key in ("stop", "tool_choice"):
+        if key in options:
+            result[key] = options[key]
+    for key in ("user", "reasoning_effort"):
+        if isinstance(options.get(key), str):
+            result[key] = options[key]
+    if isinstance(options.get("response_format"), dict):
+        result["response_format"] = options["response_format"]
+    if isinstance(options.get("tools"), list):
+        result["tools"] = [_tool_schema(tool) for tool in options["tools"] if isinstance(tool, dict)]
+    return result
+
+
+def _tool_schema(tool: dict) -> dict:
+    """An OpenAI tool (``{type: "function", function: {...}}``) as ``{name, description, parameters}``."""
+    function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+    schema = {"name": str(function.get("name", "")), "description": str(function.get("description", ""))}
+    schema["parameters"] = function.get("parameters") or {"type": "object", "properties": {}}
+    return schema
+
+
+def _context_message(message: Any, index: int) -> dict:
+    """A Yao (OpenAI-shaped) message as a Context message; errors are ``ParseMessages``' texts."""
+    if not isinstance(message, dict):
+        raise ValueError(f"message {index} is not an object")
+    role = message.get("role")
+    if not isinstance(role, str):
+        raise ValueError(f"message {index} missing role")
+    kind = TYPE_OF_ROLE.get(role)
+    if kind is None:
+        raise ValueError(f"message {index} has role {role!r}, which has no Context message type")
+    content = message.get("content")
+    blocks: list[dict] = []
+    if isinstance(content, str):
+        blocks.append({"type": "text", "text": content})
+    elif isinstance(content, list):
+        for part in content:
+            if isinstance(part, dict) and part.get("type") == "text":
+                blocks.append({"type": "text", "text": str(part.get("text", ""))})
+            else:
+                raise ValueError(f"message {index}: only text content parts can be sent to the notebook's "
+                                 f"models, got {part!r:.60}")
+    elif content is not None:
+        blocks.append({"type": "text", "text": orjson.dumps(content).decode()})
+    for call in message.get("tool_calls") or []:
+        if isinstance(call, dict) and isinstance(call.get("function"), dict):
+            raw = call["function"].get("arguments", "")
+            try:
+                arguments = orjson.loads(raw) if isinstance(raw, str) and raw else {}
+            except orjson.JSONDecodeError:
+                arguments = raw
+            blocks.append({"type": "toolCall", "callId": str(call.get("id", "")),
+                           "name": str(call["function"].get("name", "")), "arguments": arguments})
+    result: dict[str, Any] = {"type": kind, "content": blocks}
+    if role == "tool" and isinstance(message.get("tool_call_id"), str):
+        result["callId"] = message["tool_call_id"]
+    return result
+
+
+def _events(stream: Iterable[dict] | AsyncIterable[dict]) -> Iterable[dict]:
+    """A model's events, sync or async, read synchronously (a hook's call blocks, as in Yao)."""
+    if not isinstance(stream, AsyncIterable):
+        yield from stream
+        return
+    items: list[Any] = []
+
+    async def collect() -> None:
+        async for event in stream:
+            items.append(event)
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(collect())
+    else:  # called from inside a running loop: drive the stream on a thread of its own
+        failure: list[BaseException] = []
+
+        def target() -> None:
+            try:
+                asyncio.run(collect())
+            except BaseException as error:  # noqa: BLE001 - re-raised below on the caller's thread
+                failure.append(error)
+
+        thread = threading.Thread(target=target, name="yao-llm-stream")
+        thread.start()
+        thread.join()
+        if failure:
+            raise failure[0]
+    yield from items

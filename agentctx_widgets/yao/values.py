@@ -1,0 +1,69 @@
+"""What every ``ctx`` service shares: the error a hook sees, and JavaScript's value conversions.
+
+Yao's bindings throw a JavaScript ``Error`` whose message is a short fixed text (``bridge.JsException``,
+e.g. ``"Get requires a key argument"`` at ``agent/context/jsapi.go:793``); :class:`YaoServiceError`
+carries exactly that text, so the JavaScript bridge can rethrow it unchanged. The conversions mirror
+v8go's ``Value.String()`` and ``Value.Integer()``, which the bindings apply to their arguments.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import orjson
+
+
+class YaoServiceError(RuntimeError):
+    """A ``ctx`` service call failed; ``str(error)`` is the message Yao's binding throws."""
+
+
+class NotAvailableHere(YaoServiceError):
+    """The member cannot be used in the notebook (nothing registered, or nothing can emulate it).
+
+    ``member`` names it (``"ctx.mcp"``, ``"ctx.sandbox"``); the message says why and what to do.
+    """
+
+    def __init__(self, member: str, message: str) -> None:
+        super().__init__(message)
+        self.member = member
+
+
+def js_string(value: Any) -> str:
+    """JavaScript ``String(value)`` for JSON values (``null`` → ``"null"``, ``1.0`` → ``"1"``)."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return str(int(value)) if value.is_integer() else repr(value)
+    if isinstance(value, list):
+        return ",".join("" if item is None else js_string(item) for item in value)
+    if isinstance(value, dict):
+        return "[object Object]"
+    return str(value)
+
+
+def js_int(value: Any) -> int:
+    """v8go ``Value.Integer()`` of a number: truncated toward zero (NaN and infinities give 0 here)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return 0
+    return int(value)
+
+
+def json_value(value: Any, what: str) -> Any:
+    """A JSON copy of ``value``; a value that is not JSON raises naming ``what``."""
+    try:
+        return orjson.loads(orjson.dumps(value))
+    except TypeError as error:
+        raise YaoServiceError(f"{what}: {error}") from error

@@ -1,0 +1,128 @@
+"""``ctx.workspace``: Yao's workspace file system, on a local directory you pass, and never outside it.
+
+Upstream (YaoApp/yao 5a3f9a6a) mounts ``ctx.workspace`` only when the request has a V2 workspace
+(``agent/context/jsapi.go:164-171``); its methods are ``ReadFile WriteFile ReadDir MkdirAll Remove
+RemoveAll Rename Copy Stat Exists`` (``agent/context/jsapi_workspace.go:20-29``), each throwing
+``"<Method> requires …"`` for missing arguments and ``"<Method> failed: <error>"`` when the file system
+refuses (``jsapi_workspace.go:39-280``). Return shapes are the binding's: ``ReadFile`` a string,
+``ReadDir`` ``[{name, is_dir, size}]``, ``Stat`` ``{name, size, is_dir, mode, mtime}`` (``mtime`` in ms),
+``Exists`` a boolean (only "does not exist" is false: ``jsapi_workspace.go:274-275``).
+
+Paths are relative to the root (a leading ``/`` means the root too, as a workspace's paths do); one
+that resolves outside it — ``..``, an absolute path elsewhere, a symlink pointing out — is refused
+with ``"<Method> failed: path escapes the workspace: <path>"`` before anything is touched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from .values import YaoServiceError, js_string
+
+
+class Workspace:
+    """A workspace confined to ``root`` (which must be an existing directory)."""
+
+    def __init__(self, root: str | os.PathLike) -> None:
+        path = Path(root)
+        if not path.is_dir():
+            raise ValueError(f"Workspace(root): not a directory: {str(path)!r}")
+        self.root = path.resolve()
+
+    def __repr__(self) -> str:
+        return f"Workspace({str(self.root)!r})"
+
+    def resolve(self, method: str, raw: Any) -> Path:
+        """The absolute path for ``raw`` inside the root, or the error ``method`` throws."""
+        text = js_string(raw)
+        candidate = (self.root / text.lstrip("/")).resolve()
+        if candidate != self.root and self.root not in candidate.parents:
+            raise YaoServiceError(f"{method} failed: path escapes the workspace: {text}")
+        return candidate
+
+    def ReadFile(self, *args: Any) -> str:  # noqa: N802 - Yao's method names
+        path = self._path("ReadFile", args, "a path argument")
+        return self._do("ReadFile", lambda: path.read_bytes().decode("utf-8", errors="replace"))
+
+    def WriteFile(self, *args: Any) -> None:  # noqa: N802
+        if len(args) < 2:
+            raise YaoServiceError("WriteFile requires path and content arguments")
+        path = self.resolve("WriteFile", args[0])
+        content = js_string(args[1]).encode()
+        self._do("WriteFile", lambda: path.write_bytes(content))
+
+    def ReadDir(self, *args: Any) -> list[dict]:  # noqa: N802
+        """Entries sorted by name, as Go's ``os.ReadDir`` returns them."""
+        raw = args[0] if args and isinstance(args[0], str) else "."
+        path = self.resolve("ReadDir", raw)
+
+        def listing() -> list[dict]:
+            items = []
+            for entry in sorted(os.scandir(path), key=lambda e: e.name):
+                item: dict[str, Any] = {"name": entry.name, "is_dir": entry.is_dir(follow_symlinks=False)}
+                item["size"] = _int32(entry.stat(follow_symlinks=False).st_size)
+                items.append(item)
+            return items
+
+        return self._do("ReadDir", listing)
+
+    def MkdirAll(self, *args: Any) -> None:  # noqa: N802
+        path = self._path("MkdirAll", args, "a path argument")
+        self._do("MkdirAll", lambda: path.mkdir(parents=True, exist_ok=True))
+
+    def Remove(self, *args: Any) -> None:  # noqa: N802
+        """A file or an empty directory (Go's ``os.Remove``)."""
+        path = self._path("Remove", args, "a path argument")
+        self._do("Remove", lambda: path.rmdir() if path.is_dir() and not path.is_symlink() else path.unlink())
+
+    def RemoveAll(self, *args: Any) -> None:  # noqa: N802
+        """A tree; a missing path is not an error (Go's ``os.RemoveAll``). The root itself is refused."""
+        path = self._path("RemoveAll", args, "a path argument")
+        if path == self.root:
+            raise YaoServiceError("RemoveAll failed: refusing to remove the workspace root")
+        if path.is_dir() and not path.is_symlink():
+            self._do("RemoveAll", lambda: shutil.rmtree(path))
+        elif path.exists() or path.is_symlink():
+            self._do("RemoveAll", path.unlink)
+
+    def Rename(self, *args: Any) -> None:  # noqa: N802
+        if len(args) < 2:
+            raise YaoServiceError("Rename requires oldName and newName arguments")
+        old, new = self.resolve("Rename", args[0]), self.resolve("Rename", args[1])
+        self._do("Rename", lambda: os.replace(old, new))
+
+    def Copy(self, *args: Any) -> None:  # noqa: N802
+        if len(args) < 2:
+            raise YaoServiceError("Copy requires src and dst arguments")
+        src, dst = self.resolve("Copy", args[0]), self.resolve("Copy", args[1])
+        self._do("Copy", lambda: shutil.copytree(src, dst) if src.is_dir() else shutil.copyfile(src, dst))
+
+    def Stat(self, *args: Any) -> dict:  # noqa: N802
+        path = self._path("Stat", args, "a path argument")
+        info = self._do("Stat", path.stat)
+        return {"name": path.name or self.root.name, "size": _int32(info.st_size), "is_dir": path.is_dir(),
+                "mode": _int32(info.st_mode & 0o777 | (0x80000000 if path.is_dir() else 0)),
+                "mtime": int(info.st_mtime * 1000)}
+
+    def Exists(self, *args: Any) -> bool:  # noqa: N802
+        path = self._path("Exists", args, "a path argument")
+        return path.exists()
+
+    def _path(self, method: str, args: tuple, needs: str) -> Path:
+        if not args:
+            raise YaoServiceError(f"{method} requires {needs}")
+        return self.resolve(method, args[0])
+
+    @staticmethod
+    def _do(method: str, action: Any) -> Any:
+        try:
+            return action()
+        except OSError as error:
+            raise YaoServiceError(f"{method} failed: {error.strerror or error}") from error
+
+
+def _int32(value: int) -> int:
+    return (value + 2**31) % 2**32 - 2**31
