@@ -15,7 +15,14 @@ from pathlib import Path
 import pytest
 
 from agentctx_widgets import Output
-from agentctx_widgets.hooks import HookContext, HookLoadError, HookReturnError, HookThrewError, Hooks
+from agentctx_widgets.hooks import (
+    HookContext,
+    HookLoadError,
+    HookReturnError,
+    Hooks,
+    HookThrewError,
+    HookTimeoutError,
+)
 from agentctx_widgets.yao import TypeScriptHooks, TypeScriptLoadError, load_ts_module_set
 
 FIXTURES = Path(__file__).parent / "fixtures" / "yao"
@@ -226,3 +233,38 @@ def test_a_bad_process_registry_is_refused_before_anything_loads(processes, mess
     with pytest.raises(TypeError) as caught:
         load_ts_module_set(ASSISTANT, processes=processes)
     assert str(caught.value) == message
+
+
+def test_an_endless_loop_names_the_loop_line_of_its_ts_file():
+    """spin.ts's `while (true)` is line 4 (the engine says 2, the function's first line); Create called it
+    from index.ts line 3."""
+    hooks = load_ts_module_set(FIXTURES / "endless_loop" / "src", time_limit=0.3)
+    try:
+        with pytest.raises(HookTimeoutError) as caught:
+            asyncio.run(hooks.call("Create", HookContext(output=Output()), [{"role": "user", "content": "x"}]))
+    finally:
+        hooks.close()
+    error = caught.value
+    assert (error.hook, error.file, error.line) == ("Create", "src/spin.ts", 4)
+    assert [line.strip() for line in error.stack.split("\n") if "src/" in line] == [
+        "at spin (src/spin.ts:2)", "at Create (src/index.ts:3)"]
+
+
+def test_a_runtime_name_we_do_not_provide_throws_where_it_is_used(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "index.ts").write_text('import * as runtime from "@yao/runtime";\n'
+                                  'import { log } from "@yao/runtime";\n'
+                                  "function Create(ctx: any, messages: any[]) {\n"
+                                  '  runtime.time.Sleep(0);\n'
+                                  '  log.Info("hello");\n'
+                                  "}\n")
+    hooks = load_ts_module_set(src, sleep=lambda seconds: None)
+    try:
+        with pytest.raises(HookThrewError) as caught:
+            asyncio.run(hooks.call("Create", HookContext(output=Output()), []))
+    finally:
+        hooks.close()
+    assert (caught.value.file, caught.value.line) == ("src/index.ts", 5)
+    assert caught.value.detail == ('Error: "@yao/runtime".log is not available here (agentctx-widgets provides '
+                                   "Process and time) (at src/index.ts:5)")

@@ -43,7 +43,17 @@
     for (let i = 1; i < arguments.length; i++) args[i] = arguments[i];
     return processHost.apply(undefined, args);
   }
-  const runtime = { __proto__: null, __esModule: true, Process: __agentctx_Process, time: G.time };
+  // Yao's runtime has more (log, http, Exception, agent, …): a name we do not provide throws where the
+  // hook uses it (imports are read at each use), saying so, rather than being undefined.
+  const provided = { __proto__: null, __esModule: true, Process: __agentctx_Process, time: G.time };
+  const runtime = new Proxy(provided, {
+    __proto__: null,
+    get: function __agentctx_runtime_get(target, key) {
+      if (typeof key !== "string" || key in target) return target[key];
+      throw new _Error("\"@yao/runtime\"." + key + " is not available here (agentctx-widgets provides Process " +
+        "and time)");
+    },
+  });
   const agentTypes = { __proto__: null, __esModule: true };
   G.Process = __agentctx_Process;
 
@@ -113,7 +123,8 @@
     // runs a script (its TransformTS strips `export`, script.go:208-260). The entry hands back its hooks,
     // exported or not (Yao's index.ts declares `function Create` at its top level).
     const hooks = path === spec.entry
-      ? "\n;return { __proto__: null, Create: exports.Create || (typeof Create === \"function\" ? Create : undefined), " +
+      ? "\n;return { __proto__: null, " +
+        "Create: exports.Create || (typeof Create === \"function\" ? Create : undefined), " +
         "Next: exports.Next || (typeof Next === \"function\" ? Next : undefined) };"
       : "\n;";
     const text = "\n".repeat(file.start - 1) + "(function __yao_module(exports, require, module) {void 0;" + code +
@@ -124,7 +135,8 @@
     } catch (error) {
       let message = "", name = "SyntaxError", stack = "";
       try { message = _String(error.message); name = _String(error.name); stack = _String(error.stack); } catch (e) {}
-      __agentctx_fail({ kind: "syntax", file: path, line: null, column: null, name: name, message: message, stack: stack });
+      __agentctx_fail({ kind: "syntax", file: path, line: null, column: null, name: name, message: message,
+        stack: stack });
     }
     const require = function __agentctx_require(specifier) { return __agentctx_resolve(path, specifier); };
     module.hooks = factory.call(undefined, module.exports, require, module);

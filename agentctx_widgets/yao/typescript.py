@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from ..hooks.errors import HookError, HookLoadError, HookReturnError
+from ..hooks.errors import HookError, HookLoadError, HookReturnError, HookTimeoutError
 from ..hooks.hook_context import HookContext
 from ..hooks.js_hooks import JsHooks
 
@@ -33,6 +33,7 @@ PROCESS_GLOBAL = "__agentctx_yao_process"
 """The host function behind ``Process`` (the loader takes it off the global object before any module runs)."""
 MODULE_SUFFIXES = (".ts", ".js")
 
+_LOOP = re.compile(r"\b(?:while|for|do)\b")
 _FRAME = re.compile(r"^(\s*at )(?:(\S+) )?\(?<input>:(\d+)(?::(\d+))?\)?\s*$")
 
 
@@ -93,6 +94,15 @@ class _Layout:
             if module.start <= line < module.end:
                 return self.name(module.path), min(line - module.start + 1, module.lines)
         return None
+
+    def loop_line(self, file: str, line: int) -> int:
+        """QuickJS places a loop that calls nothing at its function's first line (see
+        ``JsHooks._running_line``): the first loop from ``line`` on in that file, else ``line``."""
+        module = next((module for module in self.modules if self.name(module.path) == file), None)
+        if module is None:
+            return line
+        lines = module.source.split("\n")
+        return next((at + 1 for at in range(line - 1, len(lines)) if _LOOP.search(lines[at])), line)
 
     def frames(self, stack: str) -> tuple[str, list[tuple[str, int, None]]]:
         """The stack with module frames renamed to their files, and those frames' (file, line, None).
@@ -213,6 +223,8 @@ class TypeScriptHooks:
             file, line = self._layout.locate(error.line)  # type: ignore[misc]
         else:
             return error
+        if isinstance(error, HookTimeoutError):
+            line = self._layout.loop_line(file, line)
         moved = type(error)(f"{error.detail} (at {file}:{line})", hook=error.hook, line=line, code=error.code,
                             name=error.name, stack=stack or error.stack, value=error.value)
         moved.file = file  # type: ignore[attr-defined]
