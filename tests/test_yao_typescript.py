@@ -268,3 +268,29 @@ def test_a_runtime_name_we_do_not_provide_throws_where_it_is_used(tmp_path):
     assert (caught.value.file, caught.value.line) == ("src/index.ts", 5)
     assert caught.value.detail == ('Error: "@yao/runtime".log is not available here (agentctx-widgets provides '
                                    "Process and time) (at src/index.ts:5)")
+
+
+def test_after_a_limit_the_fresh_engine_links_the_modules_again(tmp_path):
+    """A hook past its limit gets a new worker (JsHooks): the modules are transpiled and linked anew, so
+    module state starts over and the next call works."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "counter.ts").write_text("let calls: number = 0;\nexport function count(): number {\n  return ++calls;\n}\n")
+    (src / "index.ts").write_text('import { count } from "./counter";\n'
+                                  "function Create(ctx: any, messages: any[]) {\n"
+                                  "  const n = count();\n"
+                                  "  while (messages.length === 0) {}\n"
+                                  "  return { n };\n"
+                                  "}\n")
+    hooks = load_ts_module_set(src, time_limit=0.3)
+    message = [{"role": "user", "content": "x"}]
+    try:
+        first = [asyncio.run(hooks.call("Create", HookContext(output=Output()), message)) for _ in range(2)]
+        with pytest.raises(HookTimeoutError) as caught:
+            asyncio.run(hooks.call("Create", HookContext(output=Output()), []))
+        after = asyncio.run(hooks.call("Create", HookContext(output=Output()), message))
+    finally:
+        hooks.close()
+    assert first == [{"n": 1}, {"n": 2}]
+    assert (caught.value.file, caught.value.line) == ("src/index.ts", 4)
+    assert after == {"n": 1}
