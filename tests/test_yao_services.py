@@ -99,6 +99,23 @@ def test_memory_context_is_per_request_and_cleared_on_release():
     assert [first.memory.context.Len(), second.memory.user.Get("theme"), second.memory.chat.Get("topic")] == [0, "dark", "ai"]
 
 
+def test_services_for_a_request_take_ids_from_the_hook_context():
+    """agent/context/context.go:23-48 and jsapi_memory_integration_test.go:473-517: user and team ids
+    from the authorized info, the chat id from the request; without authorized info no user/team."""
+    from agentctx_widgets.hooks.hook_context import HookContext
+
+    store = MemoryStore()
+    signed_in = HookContext(chat_id="chat789", authorized={"user_id": "user123", "team_id": "team456"})
+    services = YaoServices.for_request(signed_in, context_id="ctx-1", store=store)
+    assert [(ns.space, ns.id) for ns in (services.memory.user, services.memory.team, services.memory.chat,
+                                         services.memory.context)] == [
+        ("user", "user123"), ("team", "team456"), ("chat", "chat789"), ("context", "ctx-1")]
+    anonymous = YaoServices.for_request(HookContext(chat_id="c"), context_id="ctx-2", store=store)
+    assert anonymous.memory.present() == ("chat", "context")
+    with pytest.raises(TypeError, match=r"^ctx\.authorized\.user_id: expected a string, got int$"):
+        YaoServices.for_request(HookContext(authorized={"user_id": 7}), context_id="x")
+
+
 def test_memory_ttl_expires_with_the_clock():
     """memory_integration_test.go:383-402: a 100 ms TTL is there before and gone after 150 ms. The JS
     binding takes milliseconds (jsapi.go:824-829); 0 means the space's default (memory.go:11-16):
@@ -263,6 +280,46 @@ def test_llm_stream_error_chunk_and_stop_by_onchunk():
     stopping = YaoServices(model=ScriptedModel(["Hello world!"], chunk_size=5), send=sent.append)
     stopped = stopping.llm.Stream("m", [{"role": "user", "content": "x"}], {"onChunk": lambda msg: 1})
     assert (sent, stopped["content"]) == ([], "Hello")
+
+
+class AsyncOnlyModel:
+    """A model whose stream is async only (as the SDK connectors' are); it logs what it yields."""
+
+    def __init__(self, pieces: list[str], log: list) -> None:
+        self.pieces, self.log = pieces, log
+
+    def stream(self, messages, *, options=None):
+        async def events():
+            try:
+                yield {"type": "text_start", "contentIndex": 0}
+                for piece in self.pieces:
+                    self.log.append(("model", piece))
+                    yield {"type": "text_delta", "contentIndex": 0, "delta": piece}
+                yield {"type": "text_end", "contentIndex": 0}
+                yield {"type": "done"}
+            finally:
+                self.log.append(("closed",))
+
+        return events()
+
+
+def test_llm_stream_reads_an_async_model_live_inside_or_outside_a_running_loop():
+    """Each chunk reaches onChunk as the model yields it (a hook sees progress), whether the call comes
+    from plain code or from inside a running event loop; stopping early closes the model's stream."""
+    import asyncio
+
+    log: list = []
+    services = YaoServices(model=AsyncOnlyModel(["a", "b"], log))
+    on_chunk = {"onChunk": lambda msg: log.append(("chunk", msg["props"]["content"])) or 0}
+    assert services.llm.Stream("m", [{"role": "user", "content": "x"}], on_chunk)["content"] == "ab"
+    assert log == [("model", "a"), ("chunk", "a"), ("model", "b"), ("chunk", "b"), ("closed",)]
+
+    async def inside_a_loop():
+        return services.llm.Stream("m", [{"role": "user", "content": "x"}], {"onChunk": lambda msg: 1})
+
+    log.clear()
+    assert asyncio.run(inside_a_loop())["content"] == "a"
+    assert log == [("model", "a"), ("closed",)]
 
 
 # -- agent --------------------------------------------------------------------------------------

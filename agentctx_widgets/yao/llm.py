@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncIterable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -106,13 +106,18 @@ class Llm:
             result["error"] = f"failed to parse messages: {error}"
             return result
         run = _Run(self, on_chunk)
+        events: Iterator[dict] | None = None
         try:
-            for event in _events(model.stream(context_messages, options=_model_options(options))):
+            events = _events(model.stream(context_messages, options=_model_options(options)))
+            for event in events:
                 if not run.consume(event):
                     break
         except Exception as error:  # noqa: BLE001 - a model failure is the result's error, as in Yao
             message = error.message if isinstance(error, ModelError) else str(error) or type(error).__name__
             run.error(message)
+        finally:
+            if events is not None:
+                events.close()
         if run.failed is not None:
             result["error"] = f"LLM stream failed: {run.failed}"
             return result
@@ -313,33 +318,39 @@ def _context_message(message: Any, index: int) -> dict:
     return result
 
 
-def _events(stream: Iterable[dict] | AsyncIterable[dict]) -> Iterable[dict]:
-    """A model's events, sync or async, read synchronously (a hook's call blocks, as in Yao)."""
-    if not isinstance(stream, AsyncIterable):
+def _events(stream: Iterable[dict] | AsyncIterable[dict]) -> Iterator[dict]:
+    """A model's events read synchronously, one at a time (a hook's call blocks, as in Yao).
+
+    An async stream is stepped on an event loop of its own in a helper thread, so this works whether or
+    not the caller is inside a running loop, and each chunk reaches ``onChunk`` as the model sends it.
+    Closing this generator early closes the model's stream.
+    """
+    if isinstance(stream, Iterable):
         yield from stream
         return
-    items: list[Any] = []
+    iterator = stream.__aiter__()
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="yao-llm-stream", daemon=True)
+    thread.start()
 
-    async def collect() -> None:
-        async for event in stream:
-            items.append(event)
+    async def step() -> tuple[bool, Any]:
+        try:
+            return True, await iterator.__anext__()
+        except StopAsyncIteration:
+            return False, None
 
     try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        asyncio.run(collect())
-    else:  # called from inside a running loop: drive the stream on a thread of its own
-        failure: list[BaseException] = []
-
-        def target() -> None:
-            try:
-                asyncio.run(collect())
-            except BaseException as error:  # noqa: BLE001 - re-raised below on the caller's thread
-                failure.append(error)
-
-        thread = threading.Thread(target=target, name="yao-llm-stream")
-        thread.start()
-        thread.join()
-        if failure:
-            raise failure[0]
-    yield from items
+        while True:
+            more, event = asyncio.run_coroutine_threadsafe(step(), loop).result()
+            if not more:
+                return
+            yield event
+    finally:
+        close = getattr(iterator, "aclose", None)
+        try:
+            if callable(close):
+                asyncio.run_coroutine_threadsafe(close(), loop).result()
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join()
+            loop.close()

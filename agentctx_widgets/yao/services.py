@@ -399,6 +399,22 @@ class YaoServices:
         self.sandbox = Unavailable("ctx.sandbox", SANDBOX_WHY)
         self.computer = Unavailable("ctx.computer", COMPUTER_WHY)
 
+    @classmethod
+    def for_request(cls, ctx: Any, *, context_id: str, **kwargs: Any) -> YaoServices:
+        """The services of the request ``ctx`` (a :class:`~agentctx_widgets.hooks.HookContext`) makes.
+
+        As ``agent/context/context.go:23-48``: the user and team ids come from ``ctx.authorized``
+        (``user_id`` / ``team_id``, ``openapi/oauth/types/types.go:620-629``), the chat id from
+        ``ctx.chat_id``; with no ``authorized`` the ``user`` and ``team`` namespaces are absent.
+        """
+        authorized = getattr(ctx, "authorized", None) or {}
+        user_id, team_id = authorized.get("user_id", ""), authorized.get("team_id", "")
+        for name, value in (("user_id", user_id), ("team_id", team_id)):
+            if not isinstance(value, str):
+                raise TypeError(f"ctx.authorized.{name}: expected a string, got {type(value).__name__}")
+        return cls(user_id=user_id, team_id=team_id, chat_id=getattr(ctx, "chat_id", "") or "",
+                   context_id=context_id, **kwargs)
+
     def members(self) -> tuple[str, ...]:
         """The members a hook's ``ctx`` has: all but ``workspace`` when none was passed (as in Yao)."""
         return tuple(name for name in MEMBERS if name != "workspace" or self.workspace is not None)
