@@ -170,8 +170,8 @@ def test_create_delegate_skips_the_model_and_ends_the_root_stream_once() -> None
     """agent.go:245-274: Create's delegate runs the target assistant with the same ctx (next.go:42-67);
     no model call for the root and no Next; the root sends stream_end ("completed", no usage) once."""
     target = Assistant("tests.hook-echo", prompts=[{"role": "system", "content": "Echo."}])
-    hooks = {"Create": lambda ctx, m, o: {"delegate": {"agent_id": "tests.hook-echo",
-                                                       "messages": [{"role": "user", "content": "Hello from delegated agent"}]}},
+    handoff = {"agent_id": "tests.hook-echo", "messages": [{"role": "user", "content": "Hello from delegated agent"}]}
+    hooks = {"Create": lambda ctx, m, o: {"delegate": handoff},
              "Next": lambda ctx, p, o: pytest.fail("the root's Next must not run after a delegate")}
     result, context, model = run("route me", hooks=hooks, assistants={"tests.hook-echo": target})
     assert texts(model.calls[0]) == [(1, "Echo."), (2, "Hello from delegated agent")]
@@ -235,8 +235,9 @@ def test_next_delegate_calls_the_injected_delegate() -> None:
         calls.append((agent_id, messages, options))
         return {"assistant_id": agent_id, "next": {"echo": messages[0]["content"]}}
 
-    hooks = {"Next": lambda ctx, p, o: {"delegate": {"agent_id": "tests.hook-echo", "options": {"mode": "x"},
-                                                     "messages": [{"role": "user", "content": "Hello from delegated agent"}]}}}
+    handoff = {"agent_id": "tests.hook-echo", "options": {"mode": "x"},
+               "messages": [{"role": "user", "content": "Hello from delegated agent"}]}
+    hooks = {"Next": lambda ctx, p, o: {"delegate": handoff}}
     result, _, _ = run("x", hooks=hooks, delegate=delegate)
     assert calls == [("tests.hook-echo", [{"role": "user", "content": "Hello from delegated agent"}], {"mode": "x"})]
     assert result.response == {"assistant_id": "tests.hook-echo", "next": {"echo": "Hello from delegated agent"}}
@@ -356,9 +357,10 @@ def test_any_other_hook_error_fails_the_request_before_the_model() -> None:
     result, context, model = run("hello", hooks={"Create": create})
     assert model.calls == []
     assert result.error["message"] == "boom" and result.error["hook"] == "Create"
-    assert result.events[-1] == {"type": "event", "props": {"event": "stream_end", "message": "Stream completed", "data": {
+    end = {"event": "stream_end", "message": "Stream completed", "data": {
         "request_id": "req-1", "context_id": "ctx-1", "trace_id": "trace-1", "timestamp": 2000, "duration_ms": 1000,
-        "status": "error", "error": "boom"}}}
+        "status": "error", "error": "boom"}}
+    assert result.events[-1] == {"type": "event", "props": end}
     assert texts(context.messages()) == [(2, "hello")]
 
 
@@ -412,3 +414,147 @@ def test_bad_arguments_are_refused_with_the_place() -> None:
         run_assistant(Context(name="x"), "x", assistant=object())
     with pytest.raises(ValueError, match=r"hooks: 'Before' is not a Yao hook"):
         run("x", hooks={"Before": lambda *a: None})
+
+
+def test_a_tool_call_streams_as_yaos_handler_writes_it() -> None:
+    """handlers/stream.go:242-334: the first chunk merges {id, type, index, name, arguments}, the next
+    ones append to props.arguments (delta_path "arguments"); message_start carries the tool_call info
+    (EventToolCallInfo, output/message/types.go:382-387); message_end's content is the buffered deltas."""
+    model = ScriptedModel([{"tool_calls": [{"id": "call_1", "name": "get_weather", "arguments": '{"city":"Paris"}'}]},
+                           "done"], chunk_size=10)
+    result, _, _ = run("weather?", tools=[get_weather], model=model)
+    first_call = result.messages[1:6]
+    assert first_call == [
+        {"type": "event", "props": {"event": "message_start", "message": "Message started", "data": {
+            "message_id": "M1", "type": "tool_call", "timestamp": 2000,
+            "tool_call": {"id": "call_1", "name": "get_weather", "index": 0}}}},
+        {"chunk_id": "C1", "message_id": "M1", "type": "tool_call", "delta": True, "delta_action": "merge",
+         "props": {"id": "call_1", "type": "function", "index": 0, "name": "get_weather", "arguments": ""}},
+        {"chunk_id": "C2", "message_id": "M1", "type": "tool_call", "delta": True, "delta_action": "append",
+         "delta_path": "arguments", "props": {"index": 0, "arguments": '{"city":"P'}},
+        {"chunk_id": "C3", "message_id": "M1", "type": "tool_call", "delta": True, "delta_action": "append",
+         "delta_path": "arguments", "props": {"index": 0, "arguments": 'aris"}'}},
+        {"type": "event", "props": {"event": "message_end", "message": "Message completed", "data": {
+            "message_id": "M1", "type": "tool_call", "timestamp": 3000, "duration_ms": 1000, "chunk_count": 3,
+            "status": "completed", "extra": {"content":
+                '[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]'
+                '[{"index":0,"function":{"arguments":"{\\"city\\":\\"P"}}]'
+                '[{"index":0,"function":{"arguments":"aris\\"}"}}]'}}}},
+    ]
+    # the loop's answer is the next logical message: M2, its chunk C4
+    assert result.messages[6]["props"]["data"]["message_id"] == "M2"
+    assert result.messages[7]["chunk_id"] == "C4"
+
+
+def test_a_retryable_tool_error_asks_the_model_again() -> None:
+    """agent.go:413-490 with mcp.go:343-356: arguments that fail validation are retryable; the model is
+    called again with its call, the error results and a system message (agent.go:804-846)."""
+    bad = {"tool_calls": [{"id": "call_1", "name": "get_weather", "arguments": {"town": "Paris"}}]}
+    model = ScriptedModel([bad, TOOL_REPLY, "21 degrees."], chunk_size=100)
+    result, _, _ = run("weather?", tools=[get_weather], model=model)
+    assert result.ok, result.error
+    assert len(model.calls) == 3
+    retry = model.calls[1]
+    assert retry[-2]["type"] == 4 and retry[-2]["error"] is True
+    assert retry[-2]["content"][0]["text"].startswith("Error: argument validation failed:")
+    assert retry[-1]["type"] == 1
+    assert result.response["completion"]["content"] == "21 degrees."
+
+
+class PromptedAssistant:
+    """An assistant with Assistant's prompt methods (yao/assistant.py), recording what it was asked."""
+
+    id = "tests.prompted"
+    connector = ""
+    options: dict = {}
+    mcp = None
+    prompts = [{"type": 1, "content": [{"type": "text", "text": "default"}]}]
+
+    def __init__(self) -> None:
+        self.asked: list = []
+
+    def prompt_variables(self, *, locale: str | None = None, chat_id: str | None = None,
+                         metadata: dict | None = None, **request: str) -> dict:
+        return {"LOCALE": locale or "", "CHAT_ID": chat_id or "", **request, **(metadata or {})}
+
+    def request_prompts(self, variables: dict | None = None, *, preset: str | None = None,
+                        disable_global: bool | None = None) -> list[dict]:
+        self.asked.append((variables, preset, disable_global))
+        return [{"role": "system", "content": f"prompt {preset or 'default'} in {variables['LOCALE']}"}]
+
+    def display_name(self, locale: str | None = None) -> str:
+        return f"Name ({locale})"
+
+
+def test_prompts_come_from_the_assistant_with_the_requests_variables_and_preset() -> None:
+    """build.go:62-175: Create's prompt_preset and disable_global_prompts choose the prompts, which
+    are filled with the request's $CTX. variables (build.go:177-267, after Create adjusted ctx);
+    stream_start names the assistant in the request's locale (agent.go:718, assistant.go:115)."""
+    assistant = PromptedAssistant()
+    hooks = {"Create": lambda ctx, m, o: {"prompt_preset": "task.analysis", "disable_global_prompts": True,
+                                          "locale": "zh-cn"}}
+    result, _, model = run("hi", assistant=assistant, hooks=hooks, theme="dark", metadata={"team": "t1"})
+    assert assistant.asked == [({"LOCALE": "zh-cn", "CHAT_ID": "chat-1", "THEME": "dark", "team": "t1"},
+                                "task.analysis", True)]
+    assert texts(model.calls[0]) == [(1, "prompt task.analysis in zh-cn"), (2, "hi")]
+    assert result.events[0]["props"]["data"]["assistant"] == {"assistant_id": "tests.prompted", "name": "Name ()"}
+
+
+def test_delegation_loads_the_targets_hooks_and_uses_the_assistants_own_table() -> None:
+    """next.go:49 (Get(delegate.AgentID)) and 57-66: the target runs with its own hooks; with no
+    assistants= the loaded assistant's own table (load_assistant(assistants=...)) is used."""
+    target = Assistant("tests.hook-echo", prompts=[{"role": "system", "content": "Echo."}])
+    root = Assistant("tests.root", hooks={"Create": lambda ctx, m, o: {"delegate": {
+        "agent_id": "tests.hook-echo", "messages": [{"role": "user", "content": "over to you"}]}}})
+    root.assistants = {"tests.hook-echo": target}
+    seen = []
+    scripts = {"tests.root": root.hooks,
+               "tests.hook-echo": {"Next": lambda ctx, p, o: seen.append(ctx.assistant_id) or {"data": "echoed"}}}
+    result, _, _ = run("hi", assistant=root, hooks_of=lambda a: scripts[a.id])
+    assert seen == ["tests.hook-echo"] and result.next == "echoed"
+    assert result.hooks_called == ["Create", "Next"]
+
+
+def test_what_hooks_send_goes_through_the_output_rules_and_reaches_the_sink() -> None:
+    """A hook's ctx.Send goes through the kit's Output (its delta rules and diagnostics, output/
+    diagnostics.py: unknown_id) and reaches output= in order, the same list as result.messages."""
+    got = []
+
+    class Sink:
+        def send(self, message: dict) -> None:
+            got.append(message)
+
+    def create(ctx: Any, messages: list[dict], options: dict) -> None:
+        ctx.Send({"type": "text", "props": {"content": "x"}, "id": "never-sent", "delta": True})
+
+    result, _, _ = run("hi", hooks={"Create": create}, output=Sink())
+    assert got == result.messages and len(got) == 6
+    assert [d["code"] for d in result.diagnostics] == ["unknown_id"]
+
+
+def test_an_interrupt_leaves_the_context_at_the_input() -> None:
+    """Cancelling the request (the kernel's stop button) takes the partial turn back out of the Context."""
+    import asyncio
+
+    from agentctx_widgets.yao.runner import run_assistant_async
+
+    class Hanging:
+        def stream(self, messages: list[dict], *, options: dict | None = None) -> Any:
+            async def events() -> Any:
+                yield {"type": "start"}
+                yield {"type": "text_start", "contentIndex": 0}
+                yield {"type": "text_delta", "contentIndex": 0, "delta": "partial"}
+                await asyncio.Event().wait()
+            return events()
+
+    context = Context(name="x")
+
+    async def main() -> None:
+        task = asyncio.create_task(run_assistant_async(context, "hi", assistant=Assistant("a"), model=Hanging()))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert texts(context.messages()) == [(2, "hi")]

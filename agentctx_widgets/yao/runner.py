@@ -35,6 +35,7 @@ the output writers of this package plug in as they are.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import time
 import uuid
@@ -162,6 +163,8 @@ class YaoTurnResult:
     """What Yao accepts but almost surely was not meant: ``{code, message, where, hint}``."""
     hooks_called: list[str] = field(default_factory=list)
     """Hook names in call order (nested delegations included)."""
+    console: list[dict] = field(default_factory=list)
+    """The hooks' console lines (``{"level", "hook", "text"}``), when the hook set keeps them."""
     model_messages: list[list[dict]] = field(default_factory=list)
     """The Context messages of each model call, in order."""
     model_options: list[dict | None] = field(default_factory=list)
@@ -233,6 +236,7 @@ class _Shared:
     def __init__(self, sink: YaoSink | None, clock: Callable[[], float], result: YaoTurnResult) -> None:
         self.sink, self.clock, self.result = sink, clock, result
         self.counters = {"M": 0, "C": 0}
+        self.output_seen = 0
 
     def next_id(self, prefix: str) -> str:
         self.counters[prefix] += 1
@@ -255,6 +259,12 @@ class _Shared:
     def report(self, code: str, where: str, **details: Any) -> None:
         self.result.diagnostics.append(_diagnostic(code, where, **details))
 
+    def take_output_diagnostics(self, output: Any) -> None:
+        """Diagnostics the hooks' Output recorded since the last look (delta rules, envelopes)."""
+        found = getattr(output, "diagnostics", [])
+        self.result.diagnostics.extend(found[self.output_seen:])
+        self.output_seen = len(found)
+
 
 class _Bridge:
     """An Output sink that forwards what hooks send (``ctx.Send``) to the request's sink, in order."""
@@ -271,13 +281,14 @@ class _Request:
     def __init__(self, *, context: Context, input_messages: list[dict] | None, assistant: Any, hooks: YaoHooks | None,
                  model: Any, connectors: dict[str, Any], tools: dict[str, Tool], max_tool_rounds: int | None,
                  options: dict, hook_options: dict, ctx: HookContext, shared: _Shared, ids: dict[str, str], root: bool,
-                 delegate: Delegate | None, assistants: dict[str, Any], append_input: bool) -> None:
+                 delegate: Delegate | None, assistants: dict[str, Any], append_input: bool,
+                 hooks_of: Callable[[Any], Any] | None) -> None:
         self.context, self.input_messages, self.assistant = context, input_messages or [], assistant
         self.hooks, self.model, self.connectors, self.tools = hooks, model, connectors, tools
         self.max_tool_rounds, self.options, self.ctx, self.shared = max_tool_rounds, options, ctx, shared
         self.hook_options = hook_options  # Yao's call-level Options, as the hooks see them
         self.ids, self.root, self.delegate, self.assistants = ids, root, delegate, assistants
-        self.append_input = append_input
+        self.append_input, self.hooks_of = append_input, hooks_of
         self.connector = ""  # Create's call-level connector (options.Connector)
         self.last_completion: dict | None = None
 
@@ -292,6 +303,9 @@ class _Request:
         checkpoint = ContextCheckpoint(self.context)
         try:
             response = await self._stream()
+        except asyncio.CancelledError:  # Ctrl-C: nothing of the turn stays but the input
+            checkpoint.restore(self.context)
+            raise
         except RequestFailed as failed:
             checkpoint.restore(self.context)
             if self.root:
@@ -374,7 +388,8 @@ class _Request:
 
     def _calls_model(self) -> bool:
         """Yao calls the model only for an assistant with prompts or MCP tools (``agent.go:284``)."""
-        return bool(self._prompts()) or bool(self.tools) or bool(getattr(self.assistant, "mcp", None))
+        assistant = self.assistant
+        return bool(getattr(assistant, "prompts", None)) or bool(self.tools) or bool(getattr(assistant, "mcp", None))
 
     def _prompts(self, created: dict | None = None) -> list[dict]:
         """The prompt messages: ``assistant.request_prompts`` (global prompts, the preset, ``$CTX.``
@@ -563,8 +578,8 @@ class _Request:
         """``__yao.loop_fallback`` gets the conversation and the results as Markdown (``loop.go:204-270``);
         when it cannot run either, the standard response stands (``agent.go:565-581``)."""
         try:
-            return await self._delegate({"agent_id": LOOP_FALLBACK,
-                                         "messages": [{"role": "user", "content": _fallback_markdown(full_view, tools)}]})
+            content = _fallback_markdown(full_view, tools)
+            return await self._delegate({"agent_id": LOOP_FALLBACK, "messages": [{"role": "user", "content": content}]})
         except RequestFailed:
             return self._response(None, None, self.last_completion, tools)
 
@@ -588,15 +603,16 @@ class _Request:
         target = self.assistants.get(agent_id)
         if target is None:
             raise RequestFailed(f"failed to load delegated assistant '{agent_id}': not found "
-                                f"(known: {', '.join(self.assistants) or 'none'}; pass assistants={{...}} or delegate=...)")
+                                f"(known: {', '.join(self.assistants) or 'none'}; "
+                                "pass assistants={...} or delegate=...)")
         self.ctx.referer = "agent"  # RefererAgent (next.go:55)
         nested = _Request(
             context=self.context, input_messages=[from_view_message(m) for m in messages], assistant=target,
-            hooks=as_yao_hooks(getattr(target, "hooks", None)), model=self.model, connectors=self.connectors,
+            hooks=hooks_for(target, self.hooks_of), model=self.model, connectors=self.connectors,
             tools=self.tools, max_tool_rounds=self.max_tool_rounds, options=dict(self.options),
             hook_options=dict(options),
             ctx=_ctx_for(target, self.ctx), shared=self.shared, ids=self.ids, root=False, delegate=None,
-            assistants=self.assistants, append_input=False)
+            assistants=self.assistants, append_input=False, hooks_of=self.hooks_of)
         if isinstance(options.get("metadata"), dict):
             nested.ctx.metadata = {**(nested.ctx.metadata or {}), **options["metadata"]}  # agent.go:60
         return await nested.run()  # stream_end keeps the root's own completion (agent.go:264, 616)
@@ -621,25 +637,35 @@ class _Request:
         self.shared.result.hooks_called.append(name)
         output = self.ctx.output
         try:
-            answer = await self.hooks.call(name, self.ctx, *args)
+            try:
+                answer = await self.hooks.call(name, self.ctx, *args)
+            finally:
+                self._collect(output)
         except Exception as error:  # noqa: BLE001 - sorted below, as Yao sorts it
             text = error.detail if isinstance(error, HookError) else str(error)
             if isinstance(error, NameError):
                 text = f"{type(error).__name__}: {text}"
             pattern = next((p for p in NIL_PATTERNS if p in text or p in str(error)), None)
             if pattern is None:
-                if output is not None:
-                    output.flush()
                 raise RequestFailed(text, hook=name, cause=error) from error
             self.shared.report("hook_error_hidden", f"{name} of assistant {self._id()!r}", hook=name,
                                error=text, pattern=pattern)
             answer = None
-        if output is not None:
-            output.flush()  # what the hook sent reaches the client when it returns
         try:
             return as_json(answer, name)
         except HookError as error:
             raise RequestFailed(error.detail, hook=name, cause=error) from error
+
+    def _collect(self, output: Any) -> None:
+        """The hook's console lines and the Output's diagnostics (what ``ctx.Send`` was sent) so far."""
+        take = getattr(self.hooks, "take_console", None)
+        if callable(take):
+            self.shared.result.console.extend(take())
+        if output is not None:
+            try:
+                output.flush()
+            finally:
+                self.shared.take_output_diagnostics(output)
 
     def _options_map(self) -> dict:
         """``Options.ToMap()``: connector, mode, search, skip, disable_global_prompts, metadata when set
@@ -696,58 +722,81 @@ class _Request:
 
 class _ChunkWriter:
     """A model stream as Yao's default handler writes it (``agent/assistant/handlers/stream.go``):
-    ``message_start``, one delta message per chunk (``chunk_id`` C*, ``message_id`` M*), ``message_end``
-    with the whole content in ``extra``. (``yao/output.py`` owns the exact client forms; this is the
-    part of them the request's order needs.)"""
+    ``message_start`` (``:137-170``), one delta message per chunk with ``chunk_id`` C* and the
+    ``message_id`` M* (``:173-206``), ``message_end`` with the chunk count and the whole content in
+    ``extra`` (``:436-557``). A tool call's first chunk merges ``{id, type, index, name, arguments}``, the
+    next ones append to ``arguments`` (``:242-334``); its content is the OpenAI delta arrays as the
+    handler buffered them. (``yao/output.py`` owns the client forms; this is what the request's order needs.)"""
 
-    _KINDS = {"text": "text", "thinking": "thinking", "tool_call": "tool_call"}
+    _FAMILIES = ("text", "thinking", "tool_call")
 
     def __init__(self, shared: _Shared) -> None:
         self.shared = shared
         self.open: dict[int, dict] = {}
+        self.calls = 0  # tool calls so far in this response: a call's index
 
     def on_event(self, event: dict) -> None:
-        kind = str(event.get("type", ""))
-        family, _, phase = kind.rpartition("_")
-        if family not in self._KINDS or phase not in ("start", "delta", "end"):
+        family, _, phase = str(event.get("type", "")).rpartition("_")
+        if family not in self._FAMILIES or phase not in ("start", "delta", "end"):
             return
         index = event.get("contentIndex", 0)
-        if phase == "start":
-            self._start(index, family, event)
-        elif phase == "delta":
-            state = self.open.get(index) or self._start(index, family, event)
-            piece = str(event.get("delta", ""))
-            if not piece:
-                return
-            state["buffer"].append(piece)
-            state["chunks"] += 1
-            props = {"content": piece} if family != "tool_call" else {"id": state["call_id"], "arguments": piece}
-            self.shared.emit({"chunk_id": self.shared.next_id("C"), "message_id": state["id"], "type": family,
-                              "delta": True, "props": props})
-        else:
+        state = self.open.get(index)
+        if phase == "end":
             self._end(index)
+            return
+        if state is None:
+            state = self._start(index, family, event)
+        if phase == "delta" and event.get("delta"):
+            self._chunk(state, str(event["delta"]))
 
     def _start(self, index: int, family: str, event: dict) -> dict:
         state = {"id": self.shared.next_id("M"), "type": family, "started": self.shared.now(), "buffer": [],
-                 "chunks": 0, "call_id": event.get("callId", ""), "name": event.get("name", "")}
+                 "chunks": 0}
         self.open[index] = state
         data: dict[str, Any] = {"message_id": state["id"], "type": family, "timestamp": state["started"]}
         if family == "tool_call":
-            data["tool_call"] = {"id": state["call_id"], "name": state["name"]}
+            state["call"] = {"id": str(event.get("callId", "")), "name": str(event.get("name", "")),
+                             "index": self.calls}
+            self.calls += 1
+            data["tool_call"] = dict(state["call"])
         self.shared.event("message_start", "Message started", data)
+        if family == "tool_call":  # OpenAI's first tool-call chunk names the call
+            call = state["call"]
+            first = {"index": call["index"], "id": call["id"], "type": "function",
+                     "function": {"name": call["name"], "arguments": ""}}
+            self._send(state, orjson.dumps([first]).decode(),
+                       {"id": call["id"], "type": "function", "index": call["index"], "name": call["name"],
+                        "arguments": ""}, action="merge")
         return state
+
+    def _chunk(self, state: dict, piece: str) -> None:
+        if state["type"] != "tool_call":
+            self._send(state, piece, {"content": piece})
+            return
+        raw = orjson.dumps([{"index": state["call"]["index"], "function": {"arguments": piece}}]).decode()
+        self._send(state, raw, {"index": state["call"]["index"], "arguments": piece}, action="append",
+                   path="arguments")
+
+    def _send(self, state: dict, raw: str, props: dict, *, action: str = "", path: str = "") -> None:
+        state["buffer"].append(raw)
+        state["chunks"] += 1
+        message: dict[str, Any] = {"chunk_id": self.shared.next_id("C"), "message_id": state["id"],
+                                   "type": state["type"], "delta": True}
+        if action:
+            message["delta_action"] = action
+        if path:
+            message["delta_path"] = path
+        message["props"] = props
+        self.shared.emit(message)
 
     def _end(self, index: int) -> None:
         state = self.open.pop(index, None)
         if state is None:
             return
         now = self.shared.now()
-        data: dict[str, Any] = {"message_id": state["id"], "type": state["type"], "timestamp": now,
-                                "duration_ms": now - state["started"], "chunk_count": state["chunks"],
-                                "status": "completed", "extra": {"content": "".join(state["buffer"])}}
-        if state["type"] == "tool_call":
-            data["tool_call"] = {"id": state["call_id"], "name": state["name"]}
-        self.shared.event("message_end", "Message completed", data)
+        self.shared.event("message_end", "Message completed", {
+            "message_id": state["id"], "type": state["type"], "timestamp": now, "duration_ms": now - state["started"],
+            "chunk_count": state["chunks"], "status": "completed", "extra": {"content": "".join(state["buffer"])}})
 
     def close_open(self) -> None:
         for index in sorted(self.open):
@@ -824,6 +873,7 @@ async def run_assistant_async(
     options: dict | None = None,
     delegate: Delegate | None = None,
     assistants: dict[str, Any] | None = None,
+    hooks_of: Callable[[Any], Any] | None = None,
     accept: str = "cui-web",
     clock: Callable[[], float] | None = None,
     **ctx_fields: Any,
@@ -836,8 +886,10 @@ async def run_assistant_async(
     ``tools`` are Python callables standing for the assistant's MCP tools; ``max_tool_rounds`` caps the
     tool loop (default ``mcp.options.max_turn``, else 5); ``options`` are call-level options (Yao's
     ``Options``: ``metadata``, ``mode``, … go to the hooks; model options such as ``temperature`` to
-    the model); ``delegate(agent_id, messages, options)`` or ``assistants`` (id → assistant) answer a
-    ``delegate``; ``output`` receives every message in order (``send(message)``); ``clock`` gives
+    the model); ``delegate(agent_id, messages, options)`` or ``assistants`` (id → assistant, default
+    ``assistant.assistants``) answer a ``delegate``; ``hooks_of(assistant)`` loads an assistant's hook
+    script (for ``assistant`` when ``hooks`` is not given, and for the assistants it delegates to);
+    ``output`` receives every message in order (``send(message)``); ``clock`` gives
     milliseconds (for timestamps); ``ctx_fields`` set ``ctx`` fields (``chat_id``, ``locale``, …) and
     the ``context_id`` / ``request_id`` / ``trace_id`` of the events.
     """
@@ -859,7 +911,9 @@ async def run_assistant_async(
     unknown = set(ctx_fields) - set(CTX_FIELDS)
     if unknown:
         raise TypeError(f"run_assistant: unknown keyword(s) {sorted(unknown)}; ctx fields are {list(CTX_FIELDS)}")
-    script = as_yao_hooks(hooks if hooks is not None else getattr(assistant, "hooks", None))
+    if hooks_of is not None and not callable(hooks_of):
+        raise TypeError(f"run_assistant(hooks_of=…): expected a callable, got {type(hooks_of).__name__}")
+    script = as_yao_hooks(hooks) if hooks is not None else hooks_for(assistant, hooks_of)
     result = YaoTurnResult()
     shared = _Shared(output, clock or (lambda: time.time() * 1000), result)
     hook_output = Output(accept=accept)
@@ -877,7 +931,8 @@ async def run_assistant_async(
         assistant=assistant, hooks=script, model=model, connectors=dict(connectors or {}),
         tools={tool.name: tool for tool in as_tools(tools)}, max_tool_rounds=max_tool_rounds,
         options=call_options, hook_options=options, ctx=ctx, shared=shared, ids=ids, root=True, delegate=delegate,
-        assistants=dict(assistants or {}), append_input=True)
+        assistants=dict(assistants if assistants is not None else getattr(assistant, "assistants", None) or {}),
+        append_input=True, hooks_of=hooks_of)
     try:
         response = await request.run()
     except RequestFailed as failed:
@@ -892,12 +947,30 @@ async def run_assistant_async(
 
 
 def run_assistant(context: Context, user_input: Any, **kwargs: Any) -> YaoTurnResult:
-    """Run one Yao request and wait for it (inside a notebook's running loop too; Ctrl-C stops it).
+    """Run one Yao request and wait for it (inside a notebook's running loop too; Ctrl-C stops it,
+    waking a hook that sleeps, and leaves the context as it was after the input).
     The arguments are :func:`run_assistant_async`'s."""
-    return run_on_worker(lambda: run_assistant_async(context, user_input, **kwargs), lambda: None)
+    assistant = kwargs.get("assistant")
+    hooks = kwargs.get("hooks")
+    script = as_yao_hooks(hooks) if hooks is not None else hooks_for(assistant, kwargs.get("hooks_of"))
+    kwargs["hooks"] = script
+
+    def wake() -> None:
+        interrupt = getattr(script, "interrupt", None)
+        if callable(interrupt):
+            interrupt()
+
+    return run_on_worker(lambda: run_assistant_async(context, user_input, **kwargs), wake)
 
 
 run_assistant.__doc__ = (run_assistant.__doc__ or "") + "\n\n" + (run_assistant_async.__doc__ or "")
+
+
+def hooks_for(assistant: Any, hooks_of: Callable[[Any], Any] | None = None) -> YaoHooks | None:
+    """An assistant's hook script: ``hooks_of(assistant)`` when given, else ``assistant.hooks``."""
+    if hooks_of is not None and callable(hooks_of):
+        return as_yao_hooks(hooks_of(assistant))
+    return as_yao_hooks(getattr(assistant, "hooks", None))
 
 
 def _as_user_message(user_input: Any) -> dict:
