@@ -220,6 +220,33 @@ def test_trace_parallel_marks_complete_and_errors():
         assert str(caught.value) == text
 
 
+def test_trace_tree_and_spaces():
+    """The tree nests children as upstream's node JSON does (types.go:58-71); CreateSpace / GetSpace
+    return the space record (manager.go:576-633, types.go:48-56, 75-80)."""
+    clock = Clock(2.0)
+    trace = Trace(clock=clock)
+    root = trace.Add("start", {"label": "root"})
+    root.Add({"k": 1}, {"label": "child", "type": "step"})
+    tree = trace.tree()
+    assert (tree["id"], [c["label"] for c in tree["children"]], tree["children"][0]["children"]) == ("N1", ["child"], [])
+    space = trace.CreateSpace({"label": "Results", "type": "search", "ttl": 60})
+    assert space == {"id": "S1", "label": "Results", "type": "search", "icon": "", "description": "", "ttl": 60,
+                     "created_at": 2000, "updated_at": 2000}
+    assert trace.GetSpace("S1") == space
+    with pytest.raises(YaoServiceError, match="^space not found: S9$"):
+        trace.GetSpace("S9")
+
+
+def test_memory_namespace_has_exactly_the_bindings_methods():
+    """agent/context/jsapi.go:790-970 sets these ten methods on a namespace object, no list operations."""
+    from agentctx_widgets.yao.memory import JS_METHODS
+
+    namespace = MemoryStore().memory(user_id="u").user
+    assert JS_METHODS == ("Get", "Set", "Del", "Has", "Keys", "Len", "Clear", "Incr", "Decr", "GetDel")
+    assert all(callable(getattr(namespace, name)) for name in JS_METHODS)
+    assert not hasattr(namespace, "Push")
+
+
 # -- llm ----------------------------------------------------------------------------------------
 
 def test_llm_stream_chunks_and_result():
@@ -320,6 +347,29 @@ def test_llm_stream_reads_an_async_model_live_inside_or_outside_a_running_loop()
     log.clear()
     assert asyncio.run(inside_a_loop())["content"] == "a"
     assert log == [("model", "a"), ("closed",)]
+
+
+def test_llm_batch_calls():
+    """agent/llm/jsapi.go:578-624 (requests without a connector string or messages array are skipped;
+    the global onChunk gets connector and index), :663-775 (Any: the first success alone, else every
+    error; Race: the first result). Here the requests run in order."""
+    seen = []
+    services = YaoServices(connectors={"good": ScriptedModel(["ok"]), "bad": ScriptedModel([{"error": "down"}])})
+    ask = [{"role": "user", "content": "x"}]
+    results = services.llm.All([{"connector": "bad", "messages": ask}, {"connector": 3, "messages": ask},
+                                {"connector": "good", "messages": ask}],
+                               {"onChunk": lambda name, index, msg: seen.append((name, index, msg["type"]))})
+    assert [(r["connector"], r.get("content"), r.get("error")) for r in results] == [
+        ("bad", None, "LLM stream failed: down"), ("good", "ok", None)]
+    assert seen == [("bad", 0, "error"), ("good", 2, "text")]
+    assert [r["connector"] for r in services.llm.Any([{"connector": "bad", "messages": ask},
+                                                      {"connector": "good", "messages": ask}])] == ["good"]
+    assert [r["error"] for r in services.llm.Any([{"connector": "bad", "messages": ask}] * 2)] == [
+        "LLM stream failed: down"] * 2
+    assert [r["connector"] for r in services.llm.Race([{"connector": "bad", "messages": ask},
+                                                       {"connector": "good", "messages": ask}])] == ["bad"]
+    with pytest.raises(YaoServiceError, match="^requests must be an array$"):
+        services.llm.All({})
 
 
 # -- agent --------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ from ..context.types import TYPE_OF_ROLE
 from ..context.usage_data import usage_normalize
 from ..models.protocol import Model, ModelError
 from .ids import NextId, counters
-from .values import YaoServiceError, js_int
+from .values import YaoServiceError, js_int, split_on_chunk
 
 OnChunk = Callable[[dict], Any]
 Send = Callable[[dict], None]
@@ -70,7 +70,7 @@ class Llm:
             raise YaoServiceError("connector must be a string")
         if not isinstance(args[1], list):
             raise YaoServiceError("messages must be an array")
-        options, on_chunk = _split_on_chunk(args[2] if len(args) >= 3 else None)
+        options, on_chunk = split_on_chunk(args[2] if len(args) >= 3 else None)
         return self._stream(args[0], args[1], options, on_chunk)
 
     def All(self, *args: Any) -> list[dict]:  # noqa: N802
@@ -132,7 +132,7 @@ class Llm:
             raise YaoServiceError("requires requests array parameter")
         if not isinstance(args[0], list):
             raise YaoServiceError("requests must be an array")
-        _, callback = _split_on_chunk(args[1] if len(args) >= 2 else None)
+        _, callback = split_on_chunk(args[1] if len(args) >= 2 else None)
         results: list[dict] = []
         for index, request in enumerate(args[0]):
             if not (isinstance(request, dict) and isinstance(request.get("connector"), str)
@@ -193,7 +193,7 @@ class _Run:
         props = {"raw": delta} if message_type == "tool_call" else {"content": delta}
         message = {"type": message_type, "props": props, "chunk_id": self.llm.next_id("C"),
                    "message_id": self.message_id, "delta": True}
-        if self.on_chunk is not None and js_int(_returned(self.on_chunk, dict(message, props=dict(props)))) != 0:
+        if self.on_chunk is not None and js_int(self.on_chunk(dict(message, props=dict(props)))) != 0:
             return False
         if self.llm.send is not None:
             self.llm.send(message)
@@ -202,7 +202,7 @@ class _Run:
     def error(self, text: str) -> None:
         message = {"type": "error", "props": {"error": text}}
         if self.on_chunk is not None:
-            _returned(self.on_chunk, {"type": "error", "props": {"error": text}})
+            self.on_chunk({"type": "error", "props": {"error": text}})
         if self.llm.send is not None:
             self.llm.send(message)
         self.failed = text
@@ -235,19 +235,6 @@ def _tool_call(block: dict) -> dict:
     raw = arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode()
     return {"id": block.get("callId", ""), "type": "function", "function": {"name": block.get("name", ""),
                                                                             "arguments": raw}}
-
-
-def _returned(callback: Callable[..., Any], *args: Any) -> Any:
-    return callback(*args)
-
-
-def _split_on_chunk(options: Any) -> tuple[dict, Callable[..., Any] | None]:
-    """The options without ``onChunk``, and ``onChunk`` when it is callable (``jsapi_llm.go:114-137``)."""
-    if not isinstance(options, dict):
-        return {}, None
-    callback = options.get("onChunk")
-    rest = {key: value for key, value in options.items() if key != "onChunk"}
-    return rest, callback if callable(callback) else None
 
 
 def _model_options(options: dict) -> dict:

@@ -22,8 +22,8 @@ its own methods (``trace/jsapi/node.go:43-59``). What we keep, as Yao records it
 Upstream's quirk, kept with a diagnostic: ``ctx.trace.Add`` and ``ctx.trace.Parallel`` read only
 ``label``, ``icon`` and ``description`` from the option (``trace/jsapi/trace.go:196-209, 260-269``), so
 a ``type`` given there (as JSAPI.md's own examples do) is dropped; ``node.Add`` reads ``type`` and
-``autoCompleteParent`` too (``node.go:21-40``). Differences: node ids are ``N1, N2, …`` per trace
-(upstream random); ``children`` in a record lists child ids (:meth:`Trace.tree` nests them as
+``autoCompleteParent`` too (``node.go:21-40``). Differences: node ids are ``N1, N2, …`` and space ids ``S1, …``
+per trace (upstream random); ``children`` in a record lists child ids (:meth:`Trace.tree` nests them as
 upstream's JSON does); spaces are created and read back, their key/value store is not emulated.
 """
 
@@ -244,9 +244,8 @@ class Trace:
     def CreateSpace(self, *args: Any) -> dict:  # noqa: N802
         """A visual space (``manager.go:576-611``), returned as its record."""
         option = args[0] if args and isinstance(args[0], dict) else {}
-        self._counter += 1
         now = self._now()
-        space = {"id": f"S{self._counter}", "label": js_string(option.get("label", "")),
+        space = {"id": f"S{len(self.spaces) + 1}", "label": js_string(option.get("label", "")),
                  "type": js_string(option.get("type", "")), "icon": js_string(option.get("icon", "")),
                  "description": js_string(option.get("description", "")),
                  "ttl": int(option.get("ttl", 0) or 0), "created_at": now, "updated_at": now}

@@ -9,6 +9,7 @@ v8go's ``Value.String()`` and ``Value.Integer()``, which the bindings apply to t
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -67,3 +68,12 @@ def json_value(value: Any, what: str) -> Any:
         return orjson.loads(orjson.dumps(value))
     except TypeError as error:
         raise YaoServiceError(f"{what}: {error}") from error
+
+
+def split_on_chunk(options: Any) -> tuple[dict, Callable[..., Any] | None]:
+    """The options without ``onChunk``, and ``onChunk`` when it is callable (``jsapi_llm.go:114-137``)."""
+    if not isinstance(options, dict):
+        return {}, None
+    callback = options.get("onChunk")
+    rest = {key: value for key, value in options.items() if key != "onChunk"}
+    return rest, callback if callable(callback) else None
