@@ -558,3 +558,20 @@ def test_an_interrupt_leaves_the_context_at_the_input() -> None:
 
     asyncio.run(main())
     assert texts(context.messages()) == [(2, "hi")]
+
+
+def test_quickjs_not_a_function_is_read_as_v8s_is_not_a_function() -> None:
+    """hook/script.go:38-40 matches V8's text ("o.fn is not a function"); QuickJS-NG throws the same
+    TypeError as "not a function" (measured with yao/typescript.py: `o.fn()`, `ctx.nothing()`, `(3)()`),
+    so it is hidden the same way; a TypeError of another text still fails the request."""
+    from agentctx_widgets.hooks.errors import HookThrewError
+
+    def quickjs(text: str) -> Any:
+        def create(ctx: Any, messages: list[dict], options: dict) -> None:
+            raise HookThrewError(f"{text} (at src/index.ts:3)", hook="Create", line=3, name="TypeError")
+        return {"Create": create}
+
+    hidden, _, _ = run("x", hooks=quickjs("TypeError: not a function"))
+    assert hidden.ok and [d["code"] for d in hidden.diagnostics] == ["hook_error_hidden"]
+    failed, _, _ = run("x", hooks=quickjs("TypeError: cannot read property 'here' of undefined"))
+    assert failed.error["message"] == "TypeError: cannot read property 'here' of undefined (at src/index.ts:3)"

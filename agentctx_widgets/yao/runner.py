@@ -26,7 +26,8 @@ Any error ends the request with ``stream_end`` status ``"error"`` and takes the 
 Context (the input stays). Yao's ``Script.Execute`` turns *any* hook error whose text contains "is not
 defined" / "is not a function" into a null return (``hook/script.go:37-42``) — meant for a missing
 hook, it also swallows a misspelled name inside one; we do the same and record the diagnostic
-``hook_error_hidden``.
+``hook_error_hidden``. Yao's engine is V8; QuickJS-NG words a call of a non-function "not a function"
+(V8: "o.fn is not a function"), which we read as V8's text, so both engines hide the same errors.
 
 What the runner needs of an assistant, a hook set and an output sink is written down as Protocols
 (:class:`YaoAssistant`, :class:`YaoHooks`, :class:`YaoSink`), so the loader, the TypeScript hooks and
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import re
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -59,6 +61,10 @@ from .request_shapes import (CREATE_FIELDS, MODEL_OPTION_FIELDS, NEXT_FIELDS, as
 
 NIL_PATTERNS = ("is not defined", "is not a function", "is not a Function")
 """Error texts Yao's ``Script.Execute`` answers with a null return (``hook/script.go:38-40``)."""
+
+_QUICKJS_NOT_A_FUNCTION = re.compile(r"\bTypeError: not a function\b")
+"""QuickJS-NG's text for calling a non-function (``ctx.nothing()``, ``o.fn()``), where V8 — Yao's
+engine — writes "ctx.nothing is not a function": the same error, so the same null return."""
 
 MAX_TOOL_ATTEMPTS = 3
 """Tool-call attempts before the request fails (``agent.go:366``)."""
@@ -646,6 +652,8 @@ class _Request:
             if isinstance(error, NameError):
                 text = f"{type(error).__name__}: {text}"
             pattern = next((p for p in NIL_PATTERNS if p in text or p in str(error)), None)
+            if pattern is None and _QUICKJS_NOT_A_FUNCTION.search(str(error)):
+                pattern = "is not a function"  # V8's words for it (see _QUICKJS_NOT_A_FUNCTION)
             if pattern is None:
                 raise RequestFailed(text, hook=name, cause=error) from error
             self.shared.report("hook_error_hidden", f"{name} of assistant {self._id()!r}", hook=name,
