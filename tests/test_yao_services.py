@@ -12,6 +12,8 @@ import pytest
 
 from agentctx_widgets.models import ScriptedModel
 from agentctx_widgets.yao.ids import counters
+from agentctx_widgets.yao.memory import JS_METHODS as MEMORY_METHODS
+from agentctx_widgets.yao.service_calls import METHODS
 from agentctx_widgets.yao.memory import MemoryStore
 from agentctx_widgets.yao.services import Mcp, Search, YaoServices
 from agentctx_widgets.yao.trace import Trace
@@ -545,3 +547,31 @@ def test_workspace_refuses_escapes(tmp_path):
     assert outside.read_text() == "keep"
     with pytest.raises(ValueError, match="not a directory"):
         Workspace(outside)
+
+
+# -- the binding's door -------------------------------------------------------------------------
+
+def test_call_service_runs_methods_by_path_with_json_in_and_out(tmp_path):
+    """What the JavaScript binding calls: memory, trace nodes as {"id"}, a chained log, the mounted shape."""
+    from agentctx_widgets.yao.service_calls import call_service, mounted
+
+    services = YaoServices(user_id="u", context_id="x", clock=Clock())
+    assert call_service(services, "memory.user.Set", ["k", {"v": 1}]) is None
+    assert call_service(services, "memory.user.Get", ["k"]) == {"v": 1}
+    node = call_service(services, "trace.Add", [{"q": 1}, {"label": "Step"}])
+    assert node == {"id": "N1"}
+    assert call_service(services, "trace.node.Info", ["N1", "hello"]) == {"id": "N1"}
+    assert call_service(services, "trace.Info", ["again"]) is None
+    assert [log["message"] for log in services.trace.logs] == ["hello", "again"]
+    assert mounted(services) == {
+        "memory": {space: list(MEMORY_METHODS) for space in ("user", "context")},
+        "trace": list(METHODS["trace"]), "mcp": list(METHODS["mcp"]), "search": list(METHODS["search"]),
+        "agent": list(METHODS["agent"]), "llm": list(METHODS["llm"]), "sandbox": list(METHODS["sandbox"]),
+        "computer": list(METHODS["computer"]), "trace_id": "T1"}
+    with pytest.raises(NotAvailableHere, match=r"^ctx\.memory\.team is not available: this request has no team id"):
+        call_service(services, "memory.team.Get", ["k"])
+    with pytest.raises(NotAvailableHere, match=r"^ctx\.workspace is not available"):
+        call_service(services, "workspace.ReadFile", ["a"])
+    for path in ("memory.user.__class__", "trace._log", "llm.connectors", "os.system", "memory.user.Push"):
+        with pytest.raises(ValueError, match="^call_service: no ctx method at"):
+            call_service(services, path, [])

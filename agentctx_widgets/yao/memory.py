@@ -25,7 +25,7 @@ Upstream (YaoApp/yao 5a3f9a6a) keeps memory in stores behind ``agent/memory/``; 
   :class:`MemoryStore` (a notebook session).
 
 Differences, on purpose: an expired key is absent everywhere (upstream's ``Incr`` would count on from a
-value the cache still held after expiry); ``Keys()`` lists keys in the order they were first set (the
+value the cache still held after expiry); ``Keys()`` lists keys in the order they were last set (the
 store's order is a map's); values are stored as JSON copies, so a value that is not JSON is refused at
 ``Set`` (what the bridge would refuse too). The clock is injectable, so TTLs are testable without sleeping.
 """
