@@ -575,3 +575,70 @@ def test_quickjs_not_a_function_is_read_as_v8s_is_not_a_function() -> None:
     assert hidden.ok and [d["code"] for d in hidden.diagnostics] == ["hook_error_hidden"]
     failed, _, _ = run("x", hooks=quickjs("TypeError: cannot read property 'here' of undefined"))
     assert failed.error["message"] == "TypeError: cannot read property 'here' of undefined (at src/index.ts:3)"
+
+
+# -- a real assistant directory: load_assistant + TypeScript hooks --------------------------------------
+
+RUNNER_APP = __import__("pathlib").Path(__file__).parent / "fixtures" / "yao_runner" / "assistants" / "tests"
+
+
+@pytest.fixture(scope="module")
+def echo_assistant() -> Any:
+    """tests/fixtures/yao_runner: runner-echo (prompts.yml, src/index.ts with Create and Next) and the
+    runner-target it delegates to, loaded as Yao loads them; the TypeScript engine is closed after."""
+    from agentctx_widgets.yao.assistant import load_assistant
+    from agentctx_widgets.yao.typescript import load_ts_module_set
+
+    target = load_assistant(RUNNER_APP / "runner-target")
+    echo = load_assistant(RUNNER_APP / "runner-echo", assistants=[target])
+    hooks = load_ts_module_set(echo.script.parent)
+    try:
+        yield echo, hooks
+    finally:
+        hooks.close()
+
+
+def run_echo(echo_assistant: Any, text: str, **kwargs: Any) -> tuple[YaoTurnResult, ScriptedModel]:
+    assistant, hooks = echo_assistant
+    model = ScriptedModel(["ok"], chunk_size=100)
+    result = run_assistant(Context(name="e2e"), text, assistant=assistant, connectors={"echo-model": model},
+                           hooks_of=lambda a: hooks if a is assistant else None, locale="en-us", clock=Clock(),
+                           **{**IDS, **kwargs})
+    return result, model
+
+
+def test_a_loaded_assistant_runs_create_the_model_and_next(echo_assistant: Any) -> None:
+    """The whole path on a directory: package.yao's connector picks the model (agent.go:646-650) with its
+    options (build.go:301-309); prompts.yml is filled with $CTX. variables after Create changed the
+    locale (build.go:177-267); Next's data is Response.next (next.go:23-36)."""
+    result, model = run_echo(echo_assistant, "full")
+    assert result.ok, result.error
+    assert texts(model.calls[0]) == [(1, "You are Runner Echo, answering in zh-cn."), (2, "rewritten by Create")]
+    assert result.model_options == [{"temperature": 0.7, "max_tokens": 64}]
+    assert result.next == {"keys": ["completion", "error", "messages", "tools"], "answer": "ok",
+                           "locale": "zh-cn", "scenario": "full"}
+    assert event_names(result) == ["stream_start", "message_start", "message_end", "stream_end"]
+    assert result.events[0]["props"]["data"]["assistant"] == {"assistant_id": "tests.runner-echo",
+                                                              "type": "assistant", "name": "Runner Echo"}
+
+
+def test_a_loaded_assistants_typo_is_hidden_with_its_ts_line(echo_assistant: Any) -> None:
+    """hook/script.go:37-42 on a real TypeScript hook: `mesages` (index.ts:18) is a ReferenceError
+    "is not defined", so Create counts as null; the diagnostic names the .ts line."""
+    result, model = run_echo(echo_assistant, "typo")
+    assert result.ok and texts(model.calls[0])[-1] == (2, "typo")
+    assert [d["code"] for d in result.diagnostics] == ["hook_error_hidden"]
+    assert "mesages is not defined" in result.diagnostics[0]["message"]
+    assert "index.ts:18" in result.diagnostics[0]["message"]
+
+
+def test_a_loaded_assistant_delegates_to_its_table(echo_assistant: Any) -> None:
+    """agent.go:245-274 with load_assistant(assistants=[...]): runner-target answers with its own
+    prompts; it has no script, so no Next runs after the hand-over."""
+    fallback = ScriptedModel(["taken over"], chunk_size=100)
+    result, echo_model = run_echo(echo_assistant, "delegate", model=fallback)
+    assert result.ok, result.error
+    assert echo_model.calls == []
+    assert texts(fallback.calls[0]) == [(1, "You take over."), (2, "over to you")]
+    assert result.response["assistant_id"] == "tests.runner-target" and result.hooks_called == ["Create"]
+    assert result.response["completion"]["content"] == "taken over"
