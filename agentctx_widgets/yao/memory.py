@@ -15,7 +15,7 @@ Upstream (YaoApp/yao 5a3f9a6a) keeps memory in stores behind ``agent/memory/``; 
   Clear Incr Decr GetDel`` — JSAPI.md also lists list operations (``Push``, ``ArrayGet``, …) that the
   binding does not have, so a hook calling them fails in Yao; we offer what the binding offers
   (:data:`JS_METHODS`). ``Set``'s third argument is in **milliseconds** (``jsapi.go:824-829``), though
-  JSAPI.md:1312 says seconds; the code decides;
+  JSAPI.md:1275 and :1329 say seconds; the code decides;
 - ``Del("prefix*")`` deletes every key the pattern matches (``namespace.go:43-46``, the store's SQL
   ``LIKE``); ``Incr`` reads a non-number as 0, truncates a float, and drops any TTL (gou
   ``store/xun/xun.go`` ``Incr``/``toInt64``); its result is an int32, as the binding returns it

@@ -25,8 +25,9 @@ METHODS: Mapping[str, tuple[str, ...]] = {
                    "Fail"),  # trace/jsapi/node.go:50-59
     "llm": ("Stream", "GenerateImage", "All", "Any", "Race"),  # agent/context/jsapi_llm.go:72-80
     "agent": ("Call", "All", "Any", "Race"),  # agent/context/jsapi_agent.go:70-75
+    # agent/context/jsapi_mcp.go:587-607
     "mcp": ("ListResources", "ReadResource", "ListTools", "CallTool", "CallTools", "CallToolsParallel", "All",
-            "Any", "Race", "ListPrompts", "GetPrompt", "ListSamples", "GetSample"),  # agent/context/JSAPI.md:1627-1641
+            "Any", "Race", "ListPrompts", "GetPrompt", "ListSamples", "GetSample"),
     "search": ("Web", "KB", "DB", "All", "Any", "Race"),  # agent/context/jsapi_search.go:52-59
     "workspace": ("ReadFile", "WriteFile", "ReadDir", "MkdirAll", "Remove", "RemoveAll", "Rename", "Copy", "Stat",
                   "Exists"),  # agent/context/jsapi_workspace.go:20-29
