@@ -226,6 +226,18 @@ def test_wrong_type_field_is_ignored_with_a_diagnostic(app):
     ]
 
 
+def test_a_misspelt_field_is_kept_with_a_diagnostic(app):
+    """yao-dev-app's tests/web-agent writes "option" for "options"; Yao drops it silently. A key far from
+    every Yao field (x_team_color in the fixture) is only listed in unknown_fields."""
+    write(app, {"assistants/t/package.yao": '{\n "name": "T",\n "option": {"temperature": 0}\n}'})
+    asst = load_assistant(app / "assistants/t")
+    assert asst.options == {} and asst.unknown_fields == ("option",)
+    assert asst.package["option"] == {"temperature": 0}
+    assert asst.diagnostics == [{
+        "code": "yao_unknown_field", "where": f"{(app / 'assistants/t/package.yao').resolve()}:3",
+        "message": "option is not a field Yao reads: it is ignored", "hint": "did you mean options?"}]
+
+
 def test_env_connector_unset_is_kept_as_written(monkeypatch):
     """load.go:305-309 replaces $ENV.X only when X is set and not empty."""
     monkeypatch.delenv("AGENTCTX_TEST_CONNECTOR", raising=False)

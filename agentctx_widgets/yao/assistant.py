@@ -17,14 +17,18 @@ line 442). An assistant is a directory under an app's ``assistants/`` folder hol
 The id is Yao's: the path under the app's ``assistants/`` folder, dotted (``load.go:329-330``:
 ``assistants/tests/create`` → ``tests.create``), unless ``id=`` is given.
 
-Every malformed file raises :class:`AssistantLoadError` naming the file and line; nothing is half-loaded.
+Every malformed file raises :class:`AssistantLoadError` naming the file and line (the readers of each
+file are in :mod:`.assistant_files`); nothing is half-loaded.
 What Yao accepts but a developer almost surely did not mean (an ``@assets/`` file that is missing, which
 Yao silently includes as nothing; a field of the wrong type, which Yao silently ignores) is kept as Yao
-does and recorded in :attr:`Assistant.diagnostics` (``{code, message, where, hint}``).
+does and recorded in :attr:`Assistant.diagnostics` (``{code, message, where, hint}``): ``yao_field_ignored``,
+``yao_unknown_field`` (a key close to one Yao reads, ``option`` for ``options``), ``yao_missing_asset``,
+``yao_two_index_scripts``.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
@@ -33,13 +37,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from ..context.types import TYPE_OF_ROLE, text_content
+from ..context.types import text_content
 from . import locales as i18n
+from .assistant_files import (PROMPT_ROLES, AssistantLoadError, default_prompts, diagnostic, find_scripts,
+                              json_kind, prompt_presets, prompts_file, read_locales, read_text)
 from .jsonc import JSONCError, loads_jsonc, top_level_key_lines
-from .prompt_vars import expand_assets, render_variables
-from .yaml_reader import compose, construct
+from .prompt_vars import render_variables
 
 __all__ = ["KNOWN_FIELDS", "NOT_EMULATED", "PROMPT_ROLES", "Assistant", "AssistantLoadError", "load_assistant"]
 
@@ -65,27 +68,6 @@ NOT_EMULATED: Mapping[str, str] = {
     "source": "an inline hook script stored in the database (load.go:741)",
 }
 """Fields an assistant may have that this kit keeps but cannot run: listed in ``Assistant.not_emulated``."""
-
-PROMPT_ROLES = ("system", "developer", "user", "assistant")
-"""Roles a prompt may have here (Yao passes any string on to the model, which refuses others)."""
-
-_LOCALE_PARSERS = (".yml", ".yaml", ".json", ".jsonc", ".yao")  # gou application.go:93-115
-
-
-class AssistantLoadError(ValueError):
-    """An assistant directory Yao would refuse, or a file in it that does not parse.
-
-    ``file`` is the file (or directory) at fault, ``line`` its 1-based line when known.
-    """
-
-    def __init__(self, message: str, *, file: Path | str, line: int | None = None) -> None:
-        self.file = Path(file)
-        self.line = line
-        self.reason = message
-        where = f"{self.file}:{line}" if line is not None else str(self.file)
-        super().__init__(f"{where}: {message}")
-
-
 @dataclass(frozen=True, eq=False)
 class Assistant:
     """One loaded assistant: what Yao's ``Assistant`` holds that a notebook run needs, and the rest kept.
@@ -265,24 +247,24 @@ def load_assistant(
     others = _checked_assistants(assistants)
 
     diagnostics: list[dict] = []
-    source = _read(package_file)
+    source = read_text(package_file)
     try:
         package = loads_jsonc(source)
     except JSONCError as error:
         raise AssistantLoadError(f"not JSON with comments: {error.reason} (column {error.column})",
                                  file=package_file, line=error.line) from error
     if not isinstance(package, dict):
-        raise AssistantLoadError(f"expected an object, got {_json_kind(package)}", file=package_file, line=1)
+        raise AssistantLoadError(f"expected an object, got {json_kind(package)}", file=package_file, line=1)
     key_lines = top_level_key_lines(source)
     name = package.get("name")
     if not isinstance(name, str):
-        found = "missing" if "name" not in package else f"a {_json_kind(name)}"
+        found = "missing" if "name" not in package else f"a {json_kind(name)}"
         raise AssistantLoadError(f"name is required and must be a string ({found}; load.go:454)",
                                  file=package_file, line=key_lines.get("name"))
 
     if "placeholder" in package and not isinstance(package["placeholder"], (dict, type(None))):
         raise AssistantLoadError(  # load.go:471-502: Yao decodes it into its Placeholder struct and fails
-            f"placeholder must be an object {{title, description, prompts}}, got {_json_kind(package['placeholder'])}",
+            f"placeholder must be an object {{title, description, prompts}}, got {json_kind(package['placeholder'])}",
             file=package_file, line=key_lines.get("placeholder"))
 
     def field_of(key: str, kind: type, kind_name: str) -> Any:
@@ -290,9 +272,9 @@ def load_assistant(
         value = package.get(key)
         if value is None or isinstance(value, kind):
             return value
-        diagnostics.append(_diagnostic(
+        diagnostics.append(diagnostic(
             "yao_field_ignored", f"{package_file}:{key_lines.get(key, 1)}",
-            f"{key} is a {_json_kind(value)}, not {kind_name}: Yao ignores it",
+            f"{key} is a {json_kind(value)}, not {kind_name}: Yao ignores it",
             f"write {key} as {kind_name}"))
         return None
 
@@ -304,18 +286,24 @@ def load_assistant(
     kind = package.get("type") if isinstance(package.get("type"), str) else "assistant"
     disable_global = field_of("disable_global_prompts", bool, "true or false") or False
 
-    prompts = _default_prompts(directory, package, key_lines, diagnostics)
-    presets = _prompt_presets(directory, diagnostics)
+    prompts = default_prompts(directory, package, key_lines, diagnostics)
+    presets = prompt_presets(directory, diagnostics)
     app_root = _app_root(directory)
     global_file = app_root / "agent" / "prompts.yml" if app_root is not None else None
-    global_prompts = (_prompts_file(global_file, global_file.parent, diagnostics)
+    global_prompts = (prompts_file(global_file, global_file.parent, diagnostics)
                       if global_file is not None and global_file.is_file() else [])
-    locales = _locales(directory)
-    script, language, sources = _scripts(directory, diagnostics)
+    locales = read_locales(directory)
+    script, language, sources = find_scripts(directory, diagnostics)
 
     present = list(package) + (["sandbox"] if (directory / "sandbox.yao").is_file() else [])
     not_emulated = tuple(dict.fromkeys(key for key in present if key in NOT_EMULATED))
     unknown = tuple(key for key in package if key not in KNOWN_FIELDS)
+    for key in unknown:
+        close = difflib.get_close_matches(key, sorted(KNOWN_FIELDS), n=1, cutoff=0.8)
+        if close:  # "option" for "options": Yao drops it without a word (loadMap reads named keys only)
+            diagnostics.append(diagnostic(
+                "yao_unknown_field", f"{package_file}:{key_lines.get(key, 1)}",
+                f"{key} is not a field Yao reads: it is ignored", f"did you mean {close[0]}?"))
     return Assistant(
         id=assistant_id, name=name, path=directory, package=package, prompts=prompts,
         prompt_presets=presets, global_prompts=global_prompts, locales=locales, script=script,
@@ -324,25 +312,6 @@ def load_assistant(
         not_emulated=not_emulated, unknown_fields=unknown, diagnostics=diagnostics,
         processes=registry, assistants=others,
     )
-
-
-def _read(file: Path) -> str:
-    try:
-        return file.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        line = file.read_bytes()[: error.start].count(b"\n") + 1
-        raise AssistantLoadError(f"not UTF-8 text ({error.reason})", file=file, line=line) from error
-    except OSError as error:
-        raise AssistantLoadError(f"cannot be read: {error.strerror}", file=file) from error
-
-
-def _json_kind(value: Any) -> str:
-    return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(
-        type(value), "number")
-
-
-def _diagnostic(code: str, where: str, message: str, hint: str) -> dict:
-    return {"code": code, "message": message, "where": where, "hint": hint}
 
 
 # -- id --------------------------------------------------------------------------------------------------
@@ -414,186 +383,3 @@ def _checked_assistants(assistants: Mapping[str, Assistant] | Iterable[Assistant
                                      f"got {type(other).__name__}", file="<assistants>")
         checked[str(key)] = other
     return checked
-
-
-# -- prompts ---------------------------------------------------------------------------------------------
-
-
-def _default_prompts(directory: Path, package: dict, key_lines: dict, diagnostics: list[dict]) -> list[dict]:
-    """``prompts.yml`` when it exists (it wins, ``load.go:340-349``), else the package's ``prompts``."""
-    file = directory / "prompts.yml"
-    if file.is_file():
-        return _prompts_file(file, directory, diagnostics)
-    inline = package.get("prompts")
-    if inline is None:
-        return []
-    package_file = directory / "package.yao"
-    line = key_lines.get("prompts", 1)
-    if isinstance(inline, str):  # YAML text inside package.yao (load.go:708-714)
-        return _prompts_yaml(inline, package_file, [line] * (inline.count("\n") + 1))
-    if not isinstance(inline, list):
-        raise AssistantLoadError(f"prompts must be a list of {{role, content}}, got {_json_kind(inline)}",
-                                 file=package_file, line=line)
-    return [_prompt_message(item, lambda _key: line, package_file, f"prompts[{index}]")
-            for index, item in enumerate(inline)]
-
-
-def _prompts_file(file: Path, root: Path, diagnostics: list[dict]) -> list[dict]:
-    expanded, origin, missing = expand_assets(_read(file), root)
-    for asset in missing:
-        diagnostics.append(_diagnostic(
-            "yao_missing_asset", str(file), f"@assets/{asset} does not exist: Yao includes it as nothing",
-            f"create {root / 'assets' / asset} or fix the name"))
-    return _prompts_yaml(expanded, file, origin)
-
-
-def _prompts_yaml(text: str, file: Path, origin: list[int]) -> list[dict]:
-    """A YAML list of prompts → Context messages; ``origin`` maps each text line to the file's line."""
-
-    def line_of(mark: Any) -> int:
-        return origin[min(mark.line, len(origin) - 1)] if origin else mark.line + 1
-
-    try:
-        root, loader = compose(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-        problem = getattr(error, "problem", None) or str(error)
-        raise AssistantLoadError(f"not YAML: {problem}", file=file,
-                                 line=line_of(mark) if mark is not None else None) from error
-    if root is None or (isinstance(root, yaml.ScalarNode) and root.tag.endswith(":null")):
-        return []  # an empty file: no prompts (yaml.v3 leaves the slice nil)
-    if not isinstance(root, yaml.SequenceNode):
-        raise AssistantLoadError("expected a list of prompts (- role: system\\n  content: …)", file=file,
-                                 line=line_of(root.start_mark))
-    messages = []
-    for index, item in enumerate(root.value):
-        if not isinstance(item, yaml.MappingNode):
-            raise AssistantLoadError(f"prompt {index + 1}: expected role and content, got {_node_kind(item)}",
-                                     file=file, line=line_of(item.start_mark))
-        fields = {construct(loader, key): value for key, value in item.value}
-        marks = {key: value.start_mark for key, value in fields.items()}
-        data = {key: _scalar_text(value) for key, value in fields.items()}
-        for key, value in data.items():
-            if value is _NOT_SCALAR and key in ("role", "content", "name"):
-                raise AssistantLoadError(f"prompt {index + 1}: {key} must be text, got {_node_kind(fields[key])}",
-                                         file=file, line=line_of(marks[key]))
-        messages.append(_prompt_message(
-            data, lambda key: line_of(marks.get(key, item.start_mark)), file, f"prompt {index + 1}"))
-    return messages
-
-
-_NOT_SCALAR = object()
-
-
-def _scalar_text(node: yaml.Node) -> Any:
-    """yaml.v3 decoding into a Go string: any scalar as written, null as ``""``; a map or list refused."""
-    if not isinstance(node, yaml.ScalarNode):
-        return _NOT_SCALAR
-    return "" if node.tag.endswith(":null") else node.value
-
-
-def _node_kind(node: yaml.Node) -> str:
-    return {yaml.MappingNode: "a mapping", yaml.SequenceNode: "a list"}.get(type(node), f"the text {node.value!r}")
-
-
-def _prompt_message(item: Any, line_of: Callable[[str], int], file: Path, where: str) -> dict:
-    """A Yao ``Prompt`` as a Context message: the role's message type, one text block, ``name`` kept."""
-    if not isinstance(item, Mapping):
-        raise AssistantLoadError(f"{where}: expected role and content, got {_json_kind(item)}",
-                                 file=file, line=line_of("role"))
-    role = item.get("role", "")
-    if role not in PROMPT_ROLES:
-        raise AssistantLoadError(f"{where}: role {role!r} is not one of {', '.join(PROMPT_ROLES)}",
-                                 file=file, line=line_of("role"))
-    content, name = item.get("content", ""), item.get("name", "")
-    for key, value in (("content", content), ("name", name)):
-        if not isinstance(value, str):
-            raise AssistantLoadError(f"{where}: {key} must be text, got {_json_kind(value)}",
-                                     file=file, line=line_of(key))
-    message: dict = {"type": TYPE_OF_ROLE[role], "content": [text_content(content)]}
-    if name:
-        message["name"] = name
-    return message
-
-
-def _prompt_presets(directory: Path, diagnostics: list[dict]) -> dict[str, list[dict]]:
-    """``prompts/**.yml|yaml`` → preset key (the path dotted, no extension) → messages."""
-    folder = directory / "prompts"
-    if not folder.is_dir():
-        return {}
-    presets = {}
-    for file in sorted(folder.rglob("*")):
-        if file.is_file() and file.suffix in (".yml", ".yaml"):
-            key = ".".join(file.relative_to(folder).with_suffix("").parts)
-            presets[key] = _prompts_file(file, directory, diagnostics)
-    return presets
-
-
-# -- locales ---------------------------------------------------------------------------------------------
-
-
-def _locales(directory: Path) -> dict[str, dict]:
-    """``locales/**`` → code (file name lower-cased, extension dropped; ``i18n.go:143-155``) → messages."""
-    folder = directory / "locales"
-    if not folder.is_dir():
-        return {}
-    found: dict[str, dict] = {}
-    for file in sorted(folder.rglob("*")):
-        if not file.is_file() or file.name.startswith("."):
-            continue
-        if file.suffix not in _LOCALE_PARSERS:
-            raise AssistantLoadError(f"a locale file must be YAML or JSON ({', '.join(_LOCALE_PARSERS)}); "
-                                     "Yao refuses others", file=file)
-        found[file.stem.lower()] = _locale_file(file)
-    return found
-
-
-def _locale_file(file: Path) -> dict:
-    text = _read(file)
-    if file.suffix in (".yml", ".yaml"):
-        try:
-            root, loader = compose(text)
-        except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-            raise AssistantLoadError(f"not YAML: {getattr(error, 'problem', None) or error}", file=file,
-                                     line=mark.line + 1 if mark is not None else None) from error
-        data = {} if root is None else construct(loader, root)
-        line = root.start_mark.line + 1 if root is not None else 1
-    else:  # gou reads .json strictly and .jsonc/.yao with comments (application.go:94-107)
-        try:
-            data = json.loads(text) if file.suffix == ".json" else loads_jsonc(text)
-        except json.JSONDecodeError as error:
-            raise AssistantLoadError(f"not JSON: {error.msg}", file=file, line=error.lineno) from error
-        except JSONCError as error:
-            raise AssistantLoadError(f"not JSON with comments: {error.reason}", file=file, line=error.line) from error
-        line = 1
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise AssistantLoadError(f"expected messages (key: text), got {_json_kind(data)}", file=file, line=line)
-    return data
-
-
-# -- scripts ---------------------------------------------------------------------------------------------
-
-
-def _scripts(directory: Path, diagnostics: list[dict]) -> tuple[Path | None, str | None, dict[str, Path]]:
-    """The hook script ``src/index.ts|js`` and the other scripts (``scripts.go:53-124``)."""
-    src = directory / "src"
-    if not src.is_dir():
-        return None, None, {}
-    typescript, javascript = src / "index.ts", src / "index.js"
-    script = typescript if typescript.is_file() else javascript if javascript.is_file() else None
-    if typescript.is_file() and javascript.is_file():
-        diagnostics.append(_diagnostic(
-            "yao_two_index_scripts", str(src), "src/ has both index.ts and index.js: Yao walks them in name "
-            "order and keeps the last, index.ts", "delete the one you do not edit"))
-    sources = {}
-    for file in sorted(src.rglob("*")):
-        if not file.is_file() or file.suffix not in (".ts", ".js") or file.parent == src and file.stem == "index":
-            continue
-        if file.name.endswith(("_test.ts", "_test.js")):
-            continue
-        sources[".".join(file.relative_to(src).with_suffix("").parts)] = file
-    language = None if script is None else ("typescript" if script.suffix == ".ts" else "javascript")
-    return script, language, sources
