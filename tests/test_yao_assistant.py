@@ -354,6 +354,20 @@ def test_bad_locale_files(app, name, body, message):
     assert caught.value.reason == message
 
 
+def test_json_locales_strict_and_jsonc_with_comments(app):
+    """gou application.go:94-107: .jsonc/.yao are read with comments, .json strictly."""
+    write(app, {"assistants/j/package.yao": '{"name": "{{ name }}"}',
+                "assistants/j/locales/fr.jsonc": '{\n  // French\n  "name": "Carnet",\n}',
+                "assistants/j/locales/de.json": '{"name": "Notizen"}'})
+    asst = load_assistant(app / "assistants/j")
+    assert (asst.display_name("fr"), asst.display_name("de")) == ("Carnet", "Notizen")
+    write(app, {"assistants/j/locales/de.json": '{\n  // comment\n  "name": "Notizen"\n}'})
+    with pytest.raises(AssistantLoadError) as caught:
+        load_assistant(app / "assistants/j")
+    assert (caught.value.file.name, caught.value.line, caught.value.reason) == (
+        "de.json", 2, "not JSON: Expecting property name enclosed in double quotes")
+
+
 EN = {"hello": "Hello", "world": "World", "greeting": "Hello, World!", "description": "This is a test"}
 
 
@@ -463,6 +477,16 @@ def test_jsonc_dialect_is_gous():
     assert len(stripped) == len(source) and stripped.count("\n") == source.count("\n")
     assert loads_jsonc(source) == {"a": "x // y", "b": [1, 2], "q": '" //'}
     assert top_level_key_lines(source) == {"a": 2, "b": 3, "q": 3}
+
+
+def test_jsonc_comment_edges():
+    """A line comment at the end without a newline, and an unterminated block comment, blank to the end
+    (application.go:135-161); a lone slash is left for the decoder to refuse."""
+    assert strip_jsonc('{"a": 1} // end') == '{"a": 1}       '
+    assert strip_jsonc('{"a": 1} /* open\nstill') == '{"a": 1}        \n     '
+    with pytest.raises(JSONCError) as caught:
+        loads_jsonc('{"a": 1 / 2}')
+    assert (caught.value.line, caught.value.column) == (1, 9)
 
 
 @pytest.mark.parametrize("source, line, column", [
