@@ -642,3 +642,50 @@ def test_a_loaded_assistant_delegates_to_its_table(echo_assistant: Any) -> None:
     assert texts(fallback.calls[0]) == [(1, "You take over."), (2, "over to you")]
     assert result.response["assistant_id"] == "tests.runner-target" and result.hooks_called == ["Create"]
     assert result.response["completion"]["content"] == "taken over"
+
+
+def test_a_callers_ctx_and_id_generator_plug_in() -> None:
+    """hook_ctx= is the ctx hooks get (the current output API's ctx, whose Send returns an id) and
+    id_generator= its message.IDGenerator (utils.go:10-50): a message the hook sends takes M1 and the
+    model's message M2, one counter per request as in Yao; the assistant id and given fields are set on it."""
+    sink: list[dict] = []
+
+    class Ids:
+        def __init__(self) -> None:
+            self.counts = {"M": 0, "C": 0}
+
+        def message(self) -> str:
+            self.counts["M"] += 1
+            return f"M{self.counts['M']}"
+
+        def chunk(self) -> str:
+            self.counts["C"] += 1
+            return f"C{self.counts['C']}"
+
+    ids = Ids()
+
+    class CurrentCtx:
+        chat_id, locale, theme, route, referer, connector, accept = "kept-chat", "", "", "", "", "", ""
+        assistant_id, metadata, authorized, client = "", None, None, {}
+
+        def Send(self, message: dict) -> str:  # noqa: N802 - Yao's name
+            message_id = ids.message()
+            sink.append({**message, "message_id": message_id})
+            return message_id
+
+    class Sink:
+        def send(self, message: dict) -> None:
+            sink.append(message)
+
+    ctx = CurrentCtx()
+    sent = []
+    hooks = {"Create": lambda c, m, o: sent.append(c.Send({"type": "text", "props": {"content": "hello"}}))}
+    result = run_assistant(Context(name="x"), "hi", assistant=Assistant("tests.create"), hooks=hooks,
+                           model=ScriptedModel(["Hi!"], chunk_size=100), hook_ctx=ctx, id_generator=ids,
+                           output=Sink(), clock=Clock(), locale="fr")
+    assert result.ok, result.error
+    assert sent == ["M1"]
+    assert (ctx.assistant_id, ctx.chat_id, ctx.locale) == ("tests.create", "kept-chat", "fr")
+    assert [m.get("message_id") or m["props"]["data"].get("message_id") for m in sink] == [
+        None, "M1", "M2", "M2", "M2", None]  # stream_start, the hook's, message_start, C1, message_end, stream_end
+    assert result.response["chat_id"] == "kept-chat"

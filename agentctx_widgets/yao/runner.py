@@ -37,6 +37,7 @@ the output writers of this package plug in as they are.
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 import re
 import time
@@ -239,12 +240,17 @@ def as_yao_hooks(hooks: Any) -> YaoHooks | None:
 class _Shared:
     """What a request and the assistants it delegates to share: the id counters, the sink, the result."""
 
-    def __init__(self, sink: YaoSink | None, clock: Callable[[], float], result: YaoTurnResult) -> None:
+    def __init__(self, sink: YaoSink | None, clock: Callable[[], float], result: YaoTurnResult,
+                 id_generator: Any = None) -> None:
         self.sink, self.clock, self.result = sink, clock, result
+        self.id_generator = id_generator  # message()/chunk(): shared with the output API's ctx.Send
         self.counters = {"M": 0, "C": 0}
         self.output_seen = 0
 
     def next_id(self, prefix: str) -> str:
+        """The request's next ``M*`` / ``C*`` id (``message.IDGenerator``, utils.go:10-50)."""
+        if self.id_generator is not None:
+            return self.id_generator.message() if prefix == "M" else self.id_generator.chunk()
         self.counters[prefix] += 1
         return f"{prefix}{self.counters[prefix]}"
 
@@ -641,7 +647,7 @@ class _Request:
         if name not in self.hooks.names:
             return None
         self.shared.result.hooks_called.append(name)
-        output = self.ctx.output
+        output = getattr(self.ctx, "output", None)
         try:
             try:
                 answer = await self.hooks.call(name, self.ctx, *args)
@@ -669,7 +675,7 @@ class _Request:
         take = getattr(self.hooks, "take_console", None)
         if callable(take):
             self.shared.result.console.extend(take())
-        if output is not None:
+        if output is not None and callable(getattr(output, "flush", None)):
             try:
                 output.flush()
             finally:
@@ -854,12 +860,12 @@ def _fallback_markdown(full_view: list[dict], tools: list[dict]) -> str:
     return "".join(parts)
 
 
-def _ctx_for(assistant: Any, ctx: HookContext) -> HookContext:
-    """The ctx a delegated assistant sees: the same request, its own assistant id."""
-    import dataclasses
-
-    return dataclasses.replace(ctx, assistant_id=str(getattr(assistant, "id", "") or ""),
-                               connector=str(getattr(assistant, "connector", "") or ""))
+def _ctx_for(assistant: Any, ctx: Any) -> Any:
+    """The ctx a delegated assistant sees: the same request (output, fields), its own assistant id."""
+    nested = copy.copy(ctx)
+    nested.assistant_id = str(getattr(assistant, "id", "") or "")
+    nested.connector = str(getattr(assistant, "connector", "") or "")
+    return nested
 
 
 # -- the front door -------------------------------------------------------------------------------
@@ -882,6 +888,8 @@ async def run_assistant_async(
     delegate: Delegate | None = None,
     assistants: dict[str, Any] | None = None,
     hooks_of: Callable[[Any], Any] | None = None,
+    hook_ctx: Any = None,
+    id_generator: Any = None,
     accept: str = "cui-web",
     clock: Callable[[], float] | None = None,
     **ctx_fields: Any,
@@ -897,7 +905,9 @@ async def run_assistant_async(
     the model); ``delegate(agent_id, messages, options)`` or ``assistants`` (id → assistant, default
     ``assistant.assistants``) answer a ``delegate``; ``hooks_of(assistant)`` loads an assistant's hook
     script (for ``assistant`` when ``hooks`` is not given, and for the assistants it delegates to);
-    ``output`` receives every message in order (``send(message)``); ``clock`` gives
+    ``output`` receives every message in order (``send(message)``); ``hook_ctx`` is the ``ctx`` hooks
+    get (default a :class:`HookContext` on the kit's Output; the current output API's ctx plugs in here,
+    with its ``id_generator`` — ``message()`` / ``chunk()`` — shared with the model's chunks); ``clock`` gives
     milliseconds (for timestamps); ``ctx_fields`` set ``ctx`` fields (``chat_id``, ``locale``, …) and
     the ``context_id`` / ``request_id`` / ``trace_id`` of the events.
     """
@@ -923,15 +933,20 @@ async def run_assistant_async(
         raise TypeError(f"run_assistant(hooks_of=…): expected a callable, got {type(hooks_of).__name__}")
     script = as_yao_hooks(hooks) if hooks is not None else hooks_for(assistant, hooks_of)
     result = YaoTurnResult()
-    shared = _Shared(output, clock or (lambda: time.time() * 1000), result)
-    hook_output = Output(accept=accept)
-    hook_output.add_sink(_Bridge(shared))
+    shared = _Shared(output, clock or (lambda: time.time() * 1000), result, id_generator)
     options = dict(options or {})
-    fields = {"chat_id": getattr(context, "id", "") or "", "assistant_id": assistant.id,
-              "connector": str(getattr(assistant, "connector", "") or ""), "accept": accept, **ctx_fields}
+    defaults = {"chat_id": getattr(context, "id", "") or "", "accept": accept,
+                "connector": str(getattr(assistant, "connector", "") or "")}
+    if hook_ctx is None:
+        ctx = HookContext(**{**defaults, "assistant_id": assistant.id, **ctx_fields}).with_output(Output(accept=accept))
+        ctx.output.add_sink(_Bridge(shared))
+    else:  # the caller's ctx keeps what it has; the assistant id and the given fields are set on it
+        ctx = hook_ctx
+        for key, value in {**{k: v for k, v in defaults.items() if not getattr(ctx, k, "")},
+                           "assistant_id": assistant.id, **ctx_fields}.items():
+            setattr(ctx, key, value)
     if isinstance(options.get("metadata"), dict):  # ctx.MergeMetadata(opts.Metadata) (agent.go:59-60)
-        fields["metadata"] = {**(fields.get("metadata") or {}), **options["metadata"]}
-    ctx = HookContext(**fields).with_output(hook_output)
+        ctx.metadata = {**(ctx.metadata or {}), **options["metadata"]}
     call_options = {key: value for key, value in options.items()
                     if key not in ("metadata", "mode", "search", "skip", "disable_global_prompts", "connector")}
     request = _Request(
@@ -950,7 +965,8 @@ async def run_assistant_async(
     else:
         result.response = response
         result.next = response.get("next") if isinstance(response, dict) else None
-    hook_output.flush()
+    if callable(getattr(getattr(ctx, "output", None), "flush", None)):
+        ctx.output.flush()
     return result
 
 
