@@ -25,8 +25,9 @@ import { createMessageView, kindOf, renderToolResult } from "./messages.js";
 /** Entries rendered per task by default: about two screens of a 70vh view. */
 export const SLICE_SIZE = 16;
 
-/** Pages the rendered window holds at most (600 entries by default: DOM and layout stay bounded). */
-export const WINDOW_PAGES = 10;
+/** Pages the rendered window holds at most (240 entries by default): DOM, style and layout work per frame stay
+ * bounded (in JupyterLab a 600-entry window gave 11 tasks over 50 ms loading 10,000 entries, 240 gave 0-2). */
+export const WINDOW_PAGES = 4;
 
 export class ContextList {
   /**

@@ -13,7 +13,7 @@
  *   [data-testid=actx-gauge]           usage gauge, `data-percent` (rounded), `data-level` low|mid|high;
  *                                      `hidden` when the window is null
  *   [data-testid=actx-body]            the scroll container (context, pending, outputs)
- *   [data-testid=actx-context]         context list (a window of at most 10 pages); [data-testid=actx-load-more]
+ *   [data-testid=actx-context]         context list (a window of at most 4 pages); [data-testid=actx-load-more]
  *                                      the sentinel/button above it, [data-testid=actx-load-later] the one below
  *   .actx-msg[data-index=i][data-kind] one context entry; kind = system|user|assistant|tool|record|unknown
  *   .actx-msg-anchor[data-anchor-index=i]  hidden slot of a tool result drawn beneath its call
