@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import signal
 import sys
 import time
 from pathlib import Path
@@ -353,6 +354,8 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=100_000, help="deltas in the burst")
     parser.add_argument("--update-count", type=int, default=3_000, help="deltas in the update_display contrast run")
     args = parser.parse_args()
+    # a `timeout` or Ctrl-C still stops the server and the browser (the finally blocks)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     started = time.time()
     rows = run(args.update_count, args.count)
     lines = ["| measurement | result | notes |", "|---|---|---|"]
