@@ -151,6 +151,7 @@ def test_create_adjusts_the_context_and_the_connector() -> None:
     assert seen == {"locale": "zh-cn", "theme": "dark", "route": "/adjusted/route",
                     "metadata": {"existing": 1, "adjusted": True}, "options": {"connector": "adjusted-connector"}}
     assert default.calls == [] and len(other.calls) == 1
+    assert result.diagnostics == []
     assert result.response["completion"]["content"] == "from the adjusted connector"
 
 
@@ -284,6 +285,8 @@ def test_no_script_and_tool_calls_run_the_tool_loop() -> None:
                           "content": [{"type": "text", "text": '{"city":"Paris","temp":21}'}]}
     assert result.response["completion"]["content"] == "It is 21 degrees in Paris."
     assert [t["toolcall_id"] for t in result.response["tools"]] == ["call_1"]
+    assert result.model_options[1] == result.model_options[0]  # the same CompletionOptions (loop.go:56)
+    assert [tool["name"] for tool in result.model_options[0]["tools"]] == ["get_weather"]
     assert [m["type"] for m in context.messages()] == [2, 3, 4, 3]
 
 
@@ -291,11 +294,16 @@ def test_tool_loop_at_max_turns_falls_back_to_the_loop_fallback_assistant() -> N
     """loop.go:121 ("tool loop reached max turns") and agent.go:564-581: the request delegates to
     __yao.loop_fallback with the results as Markdown (loop.go:204-270)."""
     got = []
-    model = ScriptedModel([TOOL_REPLY], chunk_size=100)  # always calls the tool again
+    model = ScriptedModel([{**TOOL_REPLY, "usage": {"prompt_tokens": 7, "completion_tokens": 1}},
+                           {**TOOL_REPLY, "usage": {"prompt_tokens": 9, "completion_tokens": 1}}],
+                          chunk_size=100)  # always calls the tool again
     result, _, _ = run("weather?", tools=[get_weather], model=model, max_tool_rounds=2,
                        delegate=lambda agent_id, messages, options: got.append((agent_id, messages)) or {"fallback": 1})
     assert len(model.calls) == 3 and result.response == {"fallback": 1}
     assert got[0][0] == "__yao.loop_fallback"
+    # stream_end reports the completion before the loop, the one agent.go:616 still holds
+    assert result.events[-1]["props"]["data"]["usage"] == {"prompt_tokens": 7, "completion_tokens": 1,
+                                                           "total_tokens": 8}
     markdown = got[0][1][0]["content"]
     assert "**User**: weather?" in markdown and '### get_weather\n```json\n{"city":"Paris","temp":21}\n```' in markdown
 
@@ -689,3 +697,14 @@ def test_a_callers_ctx_and_id_generator_plug_in() -> None:
     assert [m.get("message_id") or m["props"]["data"].get("message_id") for m in sink] == [
         None, "M1", "M2", "M2", "M2", None]  # stream_start, the hook's, message_start, C1, message_end, stream_end
     assert result.response["chat_id"] == "kept-chat"
+
+
+def test_an_unknown_connector_is_reported_once_and_the_default_model_answers() -> None:
+    """agent.go:646-677 resolves the connector or falls back; here the fallback is model=, and the
+    connector name nobody mapped is reported once per request (unknown_connector), tool loop included."""
+    model = ScriptedModel([TOOL_REPLY, "ok"], chunk_size=100)
+    result, _, _ = run("x", assistant=Assistant("a", connector="gpt-x"), model=model, tools=[get_weather],
+                       connectors={"other": ScriptedModel(["no"])})
+    assert len(model.calls) == 2
+    assert [d["code"] for d in result.diagnostics] == ["unknown_connector"]
+    assert "'gpt-x'" in result.diagnostics[0]["message"]

@@ -58,7 +58,7 @@ from ..models import ModelError
 from ..models.tools import Tool, as_tools
 from ..output import Output
 from .request_shapes import (CREATE_FIELDS, MODEL_OPTION_FIELDS, NEXT_FIELDS, as_json, completion_response,
-                             decode, tool_call_response, tool_message_text, unknown_keys, usage_info)
+                             decode, tool_call_response, tool_message_text, unknown_keys)
 
 NIL_PATTERNS = ("is not defined", "is not a function", "is not a Function")
 """Error texts Yao's ``Script.Execute`` answers with a null return (``hook/script.go:38-40``)."""
@@ -246,6 +246,7 @@ class _Shared:
         self.id_generator = id_generator  # message()/chunk(): shared with the output API's ctx.Send
         self.counters = {"M": 0, "C": 0}
         self.output_seen = 0
+        self.unknown_connectors: set[str] = set()  # reported once per request
 
     def next_id(self, prefix: str) -> str:
         """The request's next ``M*`` / ``C*`` id (``message.IDGenerator``, utils.go:10-50)."""
@@ -336,7 +337,7 @@ class _Request:
             if created and created.get("delegate"):
                 return await self._delegate(created["delegate"])
 
-        completion, tools, model_messages, last_message = None, None, None, None
+        completion, tools, model_messages, last_message, options = None, None, None, None, None
         if self._calls_model():
             model_messages = self._build_messages(full, created)
             options = self._completion_options(created)
@@ -357,10 +358,12 @@ class _Request:
                 return self._response(created, nxt["data"], completion, tools)
             return self._response(created, nxt, completion, tools)
         if tools and self._tool_loop_enabled():
+            first = completion
             try:
-                completion, tools = await self._tool_loop(model_messages, completion, tools, last_message)
-            except RequestFailed as failed:
-                return await self._loop_fallback(full_view, tools, failed)
+                completion, tools = await self._tool_loop(model_messages, options, completion, tools, last_message)
+            except RequestFailed:
+                self.last_completion = first  # stream_end reports the call before the loop (agent.go:564-581, 616)
+                return await self._loop_fallback(full_view, first, tools)
         return self._response(created, None, completion, tools)
 
     # -- Create -------------------------------------------------------------------------------------
@@ -452,7 +455,8 @@ class _Request:
         name = self.connector or getattr(self.assistant, "connector", "") or ""
         if name and name in self.connectors:
             return self.connectors[name]
-        if name and self.connectors:
+        if name and self.connectors and name not in self.shared.unknown_connectors:
+            self.shared.unknown_connectors.add(name)
             self.shared.report("unknown_connector", f"assistant {self._id()!r}", connector=name,
                                known=", ".join(self.connectors))
         if self.model is None:
@@ -569,7 +573,7 @@ class _Request:
         return int(turns) if isinstance(turns, (int, float)) and not isinstance(turns, bool) and turns > 0 \
             else DEFAULT_LOOP_TURNS
 
-    async def _tool_loop(self, messages: list[dict], completion: dict, tools: list[dict],
+    async def _tool_loop(self, messages: list[dict], options: dict | None, completion: dict, tools: list[dict],
                          message: dict) -> tuple[dict, list[dict]]:
         """Feed tool results back until the model answers without calls (``loop.go:32-122``)."""
         every, last = list(tools), list(tools)
@@ -577,7 +581,7 @@ class _Request:
         for turn in range(turns):
             messages = [*messages, message, *(_tool_result_message(t) for t in last)]
             try:
-                completion, message = await self._llm(messages, self._completion_options(None))
+                completion, message = await self._llm(messages, options)  # the same options (loop.go:56)
             except RequestFailed as failed:
                 raise RequestFailed(f"tool loop LLM call failed (turn {turn + 1}): {failed}") from failed
             if not completion.get("tool_calls"):
@@ -586,14 +590,14 @@ class _Request:
             every.extend(last)
         raise RequestFailed(f"tool loop reached max turns ({turns})")
 
-    async def _loop_fallback(self, full_view: list[dict], tools: list[dict], failed: RequestFailed) -> dict:
+    async def _loop_fallback(self, full_view: list[dict], completion: dict, tools: list[dict]) -> dict:
         """``__yao.loop_fallback`` gets the conversation and the results as Markdown (``loop.go:204-270``);
         when it cannot run either, the standard response stands (``agent.go:565-581``)."""
         try:
             content = _fallback_markdown(full_view, tools)
             return await self._delegate({"agent_id": LOOP_FALLBACK, "messages": [{"role": "user", "content": content}]})
         except RequestFailed:
-            return self._response(None, None, self.last_completion, tools)
+            return self._response(None, None, completion, tools)
 
     # -- Next, delegation, the response ---------------------------------------------------------------
 
@@ -621,12 +625,14 @@ class _Request:
         nested = _Request(
             context=self.context, input_messages=[from_view_message(m) for m in messages], assistant=target,
             hooks=hooks_for(target, self.hooks_of), model=self.model, connectors=self.connectors,
-            tools=self.tools, max_tool_rounds=self.max_tool_rounds, options=dict(self.options),
+            tools=self.tools, max_tool_rounds=self.max_tool_rounds, options={},
             hook_options=dict(options),
             ctx=_ctx_for(target, self.ctx), shared=self.shared, ids=self.ids, root=False, delegate=None,
             assistants=self.assistants, append_input=False, hooks_of=self.hooks_of)
         if isinstance(options.get("metadata"), dict):
             nested.ctx.metadata = {**(nested.ctx.metadata or {}), **options["metadata"]}  # agent.go:60
+        if isinstance(options.get("connector"), str):
+            nested.connector = options["connector"]  # OptionsFromMap → opts.Connector (agent.go:646-650)
         return await nested.run()  # stream_end keeps the root's own completion (agent.go:264, 616)
 
     def _response(self, created: dict | None, nxt: Any, completion: dict | None, tools: list[dict] | None) -> dict:
