@@ -708,3 +708,15 @@ def test_an_unknown_connector_is_reported_once_and_the_default_model_answers() -
     assert len(model.calls) == 2
     assert [d["code"] for d in result.diagnostics] == ["unknown_connector"]
     assert "'gpt-x'" in result.diagnostics[0]["message"]
+
+
+def test_no_model_for_the_connector_ends_the_request_before_stream_start() -> None:
+    """agent.go:113-121: the connector is resolved before stream_start; when it fails, stream_end
+    (status "error") is the only event and no hook runs."""
+    context = Context(name="x")
+    result = run_assistant(context, "hi", assistant=Assistant("a", connector="gpt-x"), clock=Clock(),
+                           hooks={"Create": lambda ctx, m, o: pytest.fail("Create must not run")}, **IDS)
+    assert event_names(result) == ["stream_end"]
+    assert result.events[0]["props"]["data"]["status"] == "error"
+    assert result.error["message"].startswith("connector not specified: no model for connector 'gpt-x'")
+    assert result.hooks_called == []

@@ -1,6 +1,7 @@
 """One Yao request, in the order ``Assistant.Stream`` runs it at yao 5a3f9a6a (``agent/assistant/agent.go``).
 
-1. ``stream_start`` (root call only, ``agent.go:123-125``, ``705-725``);
+1. ``stream_start`` (root call only, ``agent.go:123-125``, ``705-725``), once the assistant's connector
+   has a model (else ``stream_end`` alone with the error, ``agent.go:113-121``);
 2. the history plus the input are the ``fullMessages`` hooks see (``agent.go:143-149``);
 3. ``Create(ctx, fullMessages, options)`` (``agent.go:216-243``): its ``HookCreateResponse`` sets
    ``ctx.locale / theme / route``, merges ``metadata`` and picks the ``connector``
@@ -309,6 +310,13 @@ class _Request:
 
     async def run(self) -> dict:
         started = self.shared.now()
+        if self._calls_model():  # capabilities before stream_start: a missing model sends stream_end alone
+            try:
+                self._model()
+            except RequestFailed as failed:
+                if self.root:
+                    self._stream_end(started, "error", str(failed), None)
+                raise
         if self.root:
             self._stream_start(started)
         for message in self.input_messages if self.append_input else ():
