@@ -76,7 +76,7 @@ def main() -> None:
     print("| case | run_assistant (ms) | run_turn (ms) | ratio | run_assistant per delta (µs) |")
     print("| --- | ---: | ---: | ---: | ---: |")
     for name, yao_ms, seed_ms in rows:
-        per_delta = f"{yao_ms * 1000 / args.deltas:.1f}" if "delta-" in name else "—"
+        per_delta = f"{yao_ms * 1000 / args.deltas:.1f}" if "delta reply" in name else "—"
         print(f"| {name} | {yao_ms:.2f} | {seed_ms:.2f} | {yao_ms / seed_ms:.2f}x | {per_delta} |")
 
 
