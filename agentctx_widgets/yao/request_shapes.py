@@ -176,3 +176,47 @@ def tool_message_text(tool: dict) -> str:
     if tool.get("result") is not None:
         return orjson.dumps(tool["result"]).decode()
     return ""
+
+
+def call_arguments(call: dict) -> Any:
+    """A call's ``arguments`` JSON string parsed (an empty one is ``{}``, a broken one stays text)."""
+    raw = call["function"].get("arguments")
+    if isinstance(raw, str):
+        try:
+            return orjson.loads(raw) if raw.strip() else {}
+        except orjson.JSONDecodeError:
+            return raw
+    return raw
+
+
+def tool_result_message(tool: dict) -> dict:
+    """The tool-role message Yao feeds back (``loop.go:143-158``), as a Context tool result."""
+    message: dict[str, Any] = {"type": 4, "callId": tool["toolcall_id"], "name": tool["tool"],
+                               "content": [{"type": "text", "text": tool_message_text(tool)}]}
+    if tool.get("error"):
+        message["error"] = True
+    return message
+
+
+def fallback_markdown(full_view: list[dict], tools: list[dict]) -> str:
+    """``buildLoopFallbackMarkdown`` (``loop.go:221-270``), in our words where Yao's are prose."""
+    def text(message: dict) -> str:
+        content = message.get("content")
+        if isinstance(content, list):
+            return "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+        return content if isinstance(content, str) else ""
+
+    parts = ["## Assistant Context\n\n"]
+    parts += [f"{text(m)}\n\n" for m in full_view if m.get("role") == "system" and text(m)]
+    parts.append("## Conversation\n\n")
+    names = {"user": "User", "assistant": "Assistant"}
+    parts += [f"**{names[m['role']]}**: {text(m)}\n\n" for m in full_view if m.get("role") in names and text(m)]
+    parts.append("## Tool Results\n\n")
+    for tool in tools:
+        name = f"{tool['server']}.{tool['tool']}" if tool.get("server") else tool["tool"]
+        body = f"Error: {tool['error']}\n\n" if tool.get("error") else \
+            f"```json\n{orjson.dumps(tool.get('result')).decode()}\n```\n\n"
+        parts.append(f"### {name}\n{body}")
+    parts.append("---\nPlease answer the user's question based on the above context and tool results.\n"
+                 "Respond in the same language as the user.\n")
+    return "".join(parts)

@@ -45,9 +45,8 @@ import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
-import orjson
 
 from ..context import Context, create_assembler, finalize_usage, usage_add, user_message
 from ..hooks.caller import call_user_code, run_on_worker
@@ -58,8 +57,14 @@ from ..hooks.openai_shapes import from_view, from_view_message, response_of, to_
 from ..models import ModelError
 from ..models.tools import Tool, as_tools
 from ..output import Output
-from .request_shapes import (CREATE_FIELDS, MODEL_OPTION_FIELDS, NEXT_FIELDS, as_json, completion_response,
-                             decode, tool_call_response, tool_message_text, unknown_keys)
+from .chunk_writer import ChunkWriter
+from .hook_sets import PythonYaoHooks, YaoHooks, as_yao_hooks, hooks_for
+from .request_shapes import (CREATE_FIELDS, MODEL_OPTION_FIELDS, NEXT_FIELDS, as_json, call_arguments,
+                             completion_response, decode, fallback_markdown, tool_call_response,
+                             tool_result_message, unknown_keys)
+
+__all__ = ["DIAGNOSTICS", "PythonYaoHooks", "RequestFailed", "YaoAssistant", "YaoHooks", "YaoSink", "YaoTurnResult",
+           "as_yao_hooks", "run_assistant", "run_assistant_async"]
 
 NIL_PATTERNS = ("is not defined", "is not a function", "is not a Function")
 """Error texts Yao's ``Script.Execute`` answers with a null return (``hook/script.go:38-40``)."""
@@ -117,16 +122,6 @@ def _diagnostic(code: str, where: str, **details: Any) -> dict:
 
 
 # -- what the runner needs of the other pieces -----------------------------------------------------
-
-
-@runtime_checkable
-class YaoHooks(Protocol):
-    """A hook script: ``names`` holds the hooks it defines; ``call`` runs one and returns its value
-    as plain JSON data (``None`` for null/undefined) or raises (the same shape as ``hooks.base.Hooks``)."""
-
-    names: frozenset[str]
-
-    async def call(self, name: str, ctx: Any, *args: Any) -> Any: ...
 
 
 class YaoAssistant(Protocol):
@@ -198,41 +193,6 @@ class RequestFailed(Exception):
         super().__init__(message)
         self.hook = hook
         self.cause = cause
-
-
-# -- Python hooks ---------------------------------------------------------------------------------
-
-
-class PythonYaoHooks:
-    """``Create`` / ``Next`` (lowercase accepted) as Python callables, sync or async; each is called
-    as Yao calls the script's function: ``Create(ctx, messages, options)``, ``Next(ctx, payload, options)``."""
-
-    def __init__(self, functions: dict[str, Callable]) -> None:
-        self.functions: dict[str, Callable] = {}
-        for key, function in functions.items():
-            name = {"create": "Create", "next": "Next"}.get(key, key)
-            if name not in ("Create", "Next"):
-                raise ValueError(f"hooks: {key!r} is not a Yao hook; the hooks are Create and Next")
-            if not callable(function):
-                raise TypeError(f"hooks[{key!r}]: expected a function, got {type(function).__name__}")
-            self.functions[name] = function
-        self.names = frozenset(self.functions)
-
-    async def call(self, name: str, ctx: Any, *args: Any) -> Any:
-        return await call_user_code(self.functions[name], ctx, *args)
-
-
-def as_yao_hooks(hooks: Any) -> YaoHooks | None:
-    """A hook set from ``hooks``: ``None``, a :class:`YaoHooks`, or a dict / object / module of functions."""
-    if hooks is None or isinstance(hooks, YaoHooks):
-        return hooks
-    if isinstance(hooks, dict):
-        return PythonYaoHooks(hooks)
-    found = {name: getattr(hooks, name) for name in ("Create", "Next", "create", "next")
-             if callable(getattr(hooks, name, None))}
-    if not found:
-        raise TypeError(f"hooks: {type(hooks).__name__} has no Create or Next function")
-    return PythonYaoHooks({key: fn for key, fn in found.items() if key[0].isupper() or key.title() not in found})
 
 
 # -- the request ----------------------------------------------------------------------------------
@@ -477,7 +437,7 @@ class _Request:
         model = self._model()
         self.shared.result.model_messages.append(messages)
         self.shared.result.model_options.append(options)
-        writer = _ChunkWriter(self.shared)
+        writer = ChunkWriter(self.shared)
         assembler = create_assembler()
         meta: dict[str, Any] = {}
         try:
@@ -507,7 +467,7 @@ class _Request:
         self.last_completion = completion
         return completion, message
 
-    def _consume(self, assembler: Any, writer: _ChunkWriter, event: dict, meta: dict) -> None:
+    def _consume(self, assembler: Any, writer: ChunkWriter, event: dict, meta: dict) -> None:
         assembler.consume(event)
         kind = event.get("type")
         if kind == "start" and event.get("model"):
@@ -533,7 +493,7 @@ class _Request:
                 failed = True
                 continue
             try:
-                arguments = tool.check(_arguments(call))
+                arguments = tool.check(call_arguments(call))
             except ValueError as invalid:
                 answers.append(tool_call_response(call, error=f"argument validation failed: {invalid}"))
                 failed = retryable = True
@@ -548,7 +508,7 @@ class _Request:
                 continue
             answers.append(tool_call_response(call, result=as_json(value, name)))
         for answer in answers:
-            self.context.append(_tool_result_message(answer))
+            self.context.append(tool_result_message(answer))
         return answers, failed, retryable
 
     async def _tool_calls(self, messages: list[dict], options: dict | None, completion: dict,
@@ -563,7 +523,7 @@ class _Request:
                 raise RequestFailed("tool calls failed with non-retryable errors (MCP internal issues)")
             if attempt == MAX_TOOL_ATTEMPTS - 1:
                 raise RequestFailed(f"tool calls failed after {MAX_TOOL_ATTEMPTS} attempts")
-            messages = [*messages, message, *(_tool_result_message(t) for t in tools),
+            messages = [*messages, message, *(tool_result_message(t) for t in tools),
                         {"type": 1, "content": [{"type": "text", "text": TOOL_RETRY_PROMPT}]}]
             current, message = await self._llm(messages, options)
             if not current.get("tool_calls"):
@@ -587,7 +547,7 @@ class _Request:
         every, last = list(tools), list(tools)
         turns = self._loop_turns()
         for turn in range(turns):
-            messages = [*messages, message, *(_tool_result_message(t) for t in last)]
+            messages = [*messages, message, *(tool_result_message(t) for t in last)]
             try:
                 completion, message = await self._llm(messages, options)  # the same options (loop.go:56)
             except RequestFailed as failed:
@@ -602,7 +562,7 @@ class _Request:
         """``__yao.loop_fallback`` gets the conversation and the results as Markdown (``loop.go:204-270``);
         when it cannot run either, the standard response stands (``agent.go:565-581``)."""
         try:
-            content = _fallback_markdown(full_view, tools)
+            content = fallback_markdown(full_view, tools)
             return await self._delegate({"agent_id": LOOP_FALLBACK, "messages": [{"role": "user", "content": content}]})
         except RequestFailed:
             return self._response(None, None, completion, tools)
@@ -748,132 +708,6 @@ class _Request:
         self.shared.event("stream_end", "Stream completed", data)
 
 
-class _ChunkWriter:
-    """A model stream as Yao's default handler writes it (``agent/assistant/handlers/stream.go``):
-    ``message_start`` (``:137-170``), one delta message per chunk with ``chunk_id`` C* and the
-    ``message_id`` M* (``:173-206``), ``message_end`` with the chunk count and the whole content in
-    ``extra`` (``:436-557``). A tool call's first chunk merges ``{id, type, index, name, arguments}``, the
-    next ones append to ``arguments`` (``:242-334``); its content is the OpenAI delta arrays as the
-    handler buffered them. (``yao/output.py`` owns the client forms; this is what the request's order needs.)"""
-
-    _FAMILIES = ("text", "thinking", "tool_call")
-
-    def __init__(self, shared: _Shared) -> None:
-        self.shared = shared
-        self.open: dict[int, dict] = {}
-        self.calls = 0  # tool calls so far in this response: a call's index
-
-    def on_event(self, event: dict) -> None:
-        family, _, phase = str(event.get("type", "")).rpartition("_")
-        if family not in self._FAMILIES or phase not in ("start", "delta", "end"):
-            return
-        index = event.get("contentIndex", 0)
-        state = self.open.get(index)
-        if phase == "end":
-            self._end(index)
-            return
-        if state is None:
-            state = self._start(index, family, event)
-        if phase == "delta" and event.get("delta"):
-            self._chunk(state, str(event["delta"]))
-
-    def _start(self, index: int, family: str, event: dict) -> dict:
-        state = {"id": self.shared.next_id("M"), "type": family, "started": self.shared.now(), "buffer": [],
-                 "chunks": 0}
-        self.open[index] = state
-        data: dict[str, Any] = {"message_id": state["id"], "type": family, "timestamp": state["started"]}
-        if family == "tool_call":
-            state["call"] = {"id": str(event.get("callId", "")), "name": str(event.get("name", "")),
-                             "index": self.calls}
-            self.calls += 1
-            data["tool_call"] = dict(state["call"])
-        self.shared.event("message_start", "Message started", data)
-        if family == "tool_call":  # OpenAI's first tool-call chunk names the call
-            call = state["call"]
-            first = {"index": call["index"], "id": call["id"], "type": "function",
-                     "function": {"name": call["name"], "arguments": ""}}
-            self._send(state, orjson.dumps([first]).decode(),
-                       {"id": call["id"], "type": "function", "index": call["index"], "name": call["name"],
-                        "arguments": ""}, action="merge")
-        return state
-
-    def _chunk(self, state: dict, piece: str) -> None:
-        if state["type"] != "tool_call":
-            self._send(state, piece, {"content": piece})
-            return
-        raw = orjson.dumps([{"index": state["call"]["index"], "function": {"arguments": piece}}]).decode()
-        self._send(state, raw, {"index": state["call"]["index"], "arguments": piece}, action="append",
-                   path="arguments")
-
-    def _send(self, state: dict, raw: str, props: dict, *, action: str = "", path: str = "") -> None:
-        state["buffer"].append(raw)
-        state["chunks"] += 1
-        message: dict[str, Any] = {"chunk_id": self.shared.next_id("C"), "message_id": state["id"],
-                                   "type": state["type"], "delta": True}
-        if action:
-            message["delta_action"] = action
-        if path:
-            message["delta_path"] = path
-        message["props"] = props
-        self.shared.emit(message)
-
-    def _end(self, index: int) -> None:
-        state = self.open.pop(index, None)
-        if state is None:
-            return
-        now = self.shared.now()
-        self.shared.event("message_end", "Message completed", {
-            "message_id": state["id"], "type": state["type"], "timestamp": now, "duration_ms": now - state["started"],
-            "chunk_count": state["chunks"], "status": "completed", "extra": {"content": "".join(state["buffer"])}})
-
-    def close_open(self) -> None:
-        for index in sorted(self.open):
-            self._end(index)
-
-
-def _arguments(call: dict) -> Any:
-    raw = call["function"].get("arguments")
-    if isinstance(raw, str):
-        try:
-            return orjson.loads(raw) if raw.strip() else {}
-        except orjson.JSONDecodeError:
-            return raw
-    return raw
-
-
-def _tool_result_message(tool: dict) -> dict:
-    """The tool-role message Yao feeds back (``loop.go:143-158``), as a Context tool result."""
-    message: dict[str, Any] = {"type": 4, "callId": tool["toolcall_id"], "name": tool["tool"],
-                               "content": [{"type": "text", "text": tool_message_text(tool)}]}
-    if tool.get("error"):
-        message["error"] = True
-    return message
-
-
-def _fallback_markdown(full_view: list[dict], tools: list[dict]) -> str:
-    """``buildLoopFallbackMarkdown`` (``loop.go:221-270``), in our words where Yao's are prose."""
-    def text(message: dict) -> str:
-        content = message.get("content")
-        if isinstance(content, list):
-            return "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
-        return content if isinstance(content, str) else ""
-
-    parts = ["## Assistant Context\n\n"]
-    parts += [f"{text(m)}\n\n" for m in full_view if m.get("role") == "system" and text(m)]
-    parts.append("## Conversation\n\n")
-    names = {"user": "User", "assistant": "Assistant"}
-    parts += [f"**{names[m['role']]}**: {text(m)}\n\n" for m in full_view if m.get("role") in names and text(m)]
-    parts.append("## Tool Results\n\n")
-    for tool in tools:
-        name = f"{tool['server']}.{tool['tool']}" if tool.get("server") else tool["tool"]
-        body = f"Error: {tool['error']}\n\n" if tool.get("error") else \
-            f"```json\n{orjson.dumps(tool.get('result')).decode()}\n```\n\n"
-        parts.append(f"### {name}\n{body}")
-    parts.append("---\nPlease answer the user's question based on the above context and tool results.\n"
-                 "Respond in the same language as the user.\n")
-    return "".join(parts)
-
-
 def _ctx_for(assistant: Any, ctx: Any) -> Any:
     """The ctx a delegated assistant sees: the same request (output, fields), its own assistant id."""
     nested = copy.copy(ctx)
@@ -1002,13 +836,6 @@ def run_assistant(context: Context, user_input: Any, **kwargs: Any) -> YaoTurnRe
 
 
 run_assistant.__doc__ = (run_assistant.__doc__ or "") + "\n\n" + (run_assistant_async.__doc__ or "")
-
-
-def hooks_for(assistant: Any, hooks_of: Callable[[Any], Any] | None = None) -> YaoHooks | None:
-    """An assistant's hook script: ``hooks_of(assistant)`` when given, else ``assistant.hooks``."""
-    if hooks_of is not None and callable(hooks_of):
-        return as_yao_hooks(hooks_of(assistant))
-    return as_yao_hooks(getattr(assistant, "hooks", None))
 
 
 def _as_user_message(user_input: Any) -> dict:
