@@ -720,3 +720,15 @@ def test_no_model_for_the_connector_ends_the_request_before_stream_start() -> No
     assert result.events[0]["props"]["data"]["status"] == "error"
     assert result.error["message"].startswith("connector not specified: no model for connector 'gpt-x'")
     assert result.hooks_called == []
+
+
+def test_a_mistyped_delegate_field_names_the_nested_struct_and_path() -> None:
+    """hook/create.go:100-103 through encoding/json's addErrorContext (decode.go): the innermost struct
+    (DelegateConfig) and the whole field path (delegate.agent_id) name a nested type error; null fields
+    are simply unset (hook_unit_test.go:48-55: an empty map decodes to nothing set)."""
+    result, _, model = run("x", hooks={"Create": lambda ctx, m, o: {"delegate": {"agent_id": 5}}})
+    assert result.error["message"] == ("failed to unmarshal to HookCreateResponse: json: cannot unmarshal number "
+                                       "into Go struct field DelegateConfig.delegate.agent_id of type string")
+    assert model.calls == []
+    nulls, _, _ = run("x", hooks={"Create": lambda ctx, m, o: {"temperature": None, "delegate": None, "locale": None}})
+    assert nulls.ok and nulls.response["create"] == {} and nulls.model_options == [None]
