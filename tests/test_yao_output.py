@@ -338,6 +338,24 @@ def test_a_second_end_has_no_content_and_is_noted():
     assert [d["code"] for d in out.diagnostics] == ["end_twice"]
 
 
+def test_the_buffer_appends_every_delta_content_even_a_replace():
+    """ctx.Send passes every delta's string props.content to Buffer.AppendMessageContent (output.go:66-71),
+    which appends it (buffer.go:226-246) — a Replace too — while the CUI shows the replaced text. A
+    non-string first content is replaced by the first string (buffer.go:237-241)."""
+    out, writer, fold, _ = request()
+    mid = out.SendStream("Initial")
+    out.Replace(mid, "Updated")
+    out.End(mid)
+    other = out.SendStream({"type": "card", "props": {"content": 5}})
+    out.Append(other, "a")
+    out.End(other)
+    assert writer.chunks[-5]["props"]["data"]["extra"] == {"content": "InitialUpdated"}
+    assert writer.chunks[-1]["props"]["data"]["extra"] == {"content": "a"}
+    # onto a number the client's append sets the sent value (delta.ts:74-82), and takes the delta's type
+    assert [(m["type"], m["props"]) for m in fold.messages] == [("text", {"content": "Updated"}),
+                                                               ("text", {"content": "a"})]
+
+
 def test_without_history_end_has_no_content():
     """With Skip.History there is no streaming buffer (output.go:319), so End sends no content."""
     out, writer, _, _ = request(history=False)
@@ -580,6 +598,18 @@ def test_fold_reads_the_sse_text_and_keys_messages_as_the_client():
         {"type": "text", "props": {"content": "done"}, "message_id": "n1:M1", "type_change": True, "delta": False,
          "ui_id": "n5"},
     ]
+
+
+def test_fold_of_the_sse_text_equals_the_fold_of_the_objects():
+    """The client parses each ``data:`` line (Go's JSON, escapes included) into the same objects."""
+    out, writer, fold, _ = request()
+    mid = out.SendStream({"type": "text", "props": {"content": "<b>&"}}, "B1")
+    out.Append(mid, "\u2028 ok")
+    out.End(mid)
+    again = CuiState(new_id=counter("s"), now_ms=lambda: 42)
+    again.feed_text(writer.text)
+    assert (again.messages, again.events) == (fold.messages, fold.events)
+    assert again.messages[0]["props"] == {"content": "<b>&\u2028 ok"}
 
 
 # ---- which API a script was written for -------------------------------------------------------------

@@ -48,10 +48,16 @@ class CuiState:
         self._now_ms = now_ms
         self.stream_id = new_id()
         self.completed: dict[str, bool] = {}
-        self.messages: list[dict[str, Any]] = []
+        self._messages: list[dict[str, Any]] = []
         self.events: list[dict[str, Any]] = []
         self.diagnostics: list[dict] = []
         self._cache = new_state()  # applyDelta's cache: the engine's entries (a done one = cleared)
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The client's message list now (a copy: each message's props are the cache's, shared until read,
+        so a long stream of appends grows one string in place instead of copying it per chunk)."""
+        return clone_json(self._messages)
 
     # ---- input -----------------------------------------------------------------------------------
 
@@ -104,7 +110,7 @@ class CuiState:
                 self._clear(message_id)
                 index = self._index(message_id)
                 if index is not None:
-                    self.messages[index] = {**self.messages[index], "delta": False}
+                    self._messages[index] = {**self._messages[index], "delta": False}
             self.events.append({"name": name})
         elif name == "stream_end":
             self.events.append({"name": name, "data": data})
@@ -130,10 +136,10 @@ class CuiState:
     def _show(self, message_id: str, chunk: dict[str, Any], entry: dict[str, Any]) -> None:
         delta = False if self.completed.get(message_id) else chunk.get("delta")
         fields = {"chunk_id": chunk.get("chunk_id"), "message_id": message_id, "block_id": chunk.get("block_id"),
-                  "thread_id": chunk.get("thread_id"), "type": entry["type"], "props": clone_json(entry["props"])}
+                  "thread_id": chunk.get("thread_id"), "type": entry["type"], "props": entry["props"]}
         index = self._index(message_id)
         if index is not None:
-            shown = dict(self.messages[index])
+            shown = dict(self._messages[index])
             fields["metadata"] = chunk.get("metadata") or shown.get("metadata")
             fields["delta"] = delta
             for key, value in fields.items():  # a field the chunk lacks is undefined: JSON drops it
@@ -141,22 +147,22 @@ class CuiState:
                     shown.pop(key, None)
                 else:
                     shown[key] = value
-            self.messages[index] = shown
+            self._messages[index] = shown
             return
         new = {"ui_id": self._new_id(), **fields,
                "metadata": {**(chunk.get("metadata") or {}), "timestamp": self._now_ms()}, "delta": delta}
-        self.messages.append({key: value for key, value in new.items()
+        self._messages.append({key: value for key, value in new.items()
                               if not (value is None and key in ("chunk_id", "block_id", "thread_id", "delta"))})
 
     def _put(self, message_id: str, message: dict[str, Any]) -> None:
         index = self._index(message_id)
         if index is None:
-            self.messages.append(message)
+            self._messages.append(message)
         else:
-            self.messages[index] = message
+            self._messages[index] = message
 
     def _index(self, message_id: str) -> int | None:
-        for index, message in enumerate(self.messages):
+        for index, message in enumerate(self._messages):
             if message.get("message_id") == message_id:
                 return index
         return None

@@ -168,6 +168,27 @@ class _BlockMeta:
     message_count: int = 0
 
 
+class _StreamingContent:
+    """A streaming message's content in the request's buffer (ChatBuffer, buffer.go:198-266): a string
+    grows by each delta's string ``props.content``; a non-string is replaced by the first one. Kept as
+    parts, joined at ``End``, so a long stream costs each append's size, not the text's."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, content: Any) -> None:
+        self.parts: list[str] | None = [content] if isinstance(content, str) else None
+
+    def append(self, text: str) -> None:
+        if self.parts is None:
+            self.parts = [text]
+        else:
+            self.parts.append(text)
+
+    def text(self) -> str:
+        """CompleteStreamingMessage's result: the content when it is a string, else ``""``."""
+        return "".join(self.parts) if self.parts is not None else ""
+
+
 def _write_function(sink: SinkLike) -> Callable[[list[Wire]], None]:
     write = getattr(sink, "write", None)
     if callable(write):
@@ -201,7 +222,7 @@ class YaoOutput:
             self.add_sink(sink)
         self._messages: dict[str, _MessageMeta] = {}
         self._blocks: dict[str, _BlockMeta] = {}
-        self._streaming: dict[str, dict[str, Any]] = {}  # ChatBuffer's streaming messages: id -> props
+        self._streaming: dict[str, _StreamingContent] = {}  # ChatBuffer's streaming messages
         self._ended: set[str] = set()  # ended and not yet written to again (for after_end)
         self._end_calls: set[str] = set()  # ids End was called for (for end_twice)
         self._pending: list[Wire] = []
@@ -292,9 +313,7 @@ class YaoOutput:
             meta.chunk_count += 1
             content = (msg.props or {}).get("content")
             if isinstance(content, str) and msg.message_id in self._streaming:
-                props = self._streaming[msg.message_id]
-                existing = props.get("content")
-                props["content"] = existing + content if isinstance(existing, str) else content
+                self._streaming[msg.message_id].append(content)
         if new_message:
             if msg.block_id:
                 self._start_block(msg.block_id)
@@ -335,7 +354,7 @@ class YaoOutput:
         self._start_message(msg)
         self._emit(msg)
         if self.history:
-            self._streaming[msg.message_id] = dict(msg.props or {})
+            self._streaming[msg.message_id] = _StreamingContent((msg.props or {}).get("content"))
         return msg.message_id
 
     def end(self, message_id: str, final_content: str = "") -> None:
@@ -347,8 +366,8 @@ class YaoOutput:
             self.send(YaoMessage(type=TEXT, message_id=message_id, delta=True, delta_action="append",
                                  props={"content": final_content}), via="End")
         where = f"ctx.End({message_id!r})"
-        props = self._streaming.pop(message_id, None)
-        content = props.get("content") if props is not None else None
+        buffered = self._streaming.pop(message_id, None)
+        content = buffered.text() if buffered is not None else ""
         meta = self._messages.get(message_id)
         if meta is None:
             self._note("end_unknown", where, id=message_id)
@@ -356,7 +375,7 @@ class YaoOutput:
             self._note("end_twice", where, id=message_id)
         self._ended.add(message_id)
         self._end_calls.add(message_id)
-        extra = {"content": content} if isinstance(content, str) and content else None
+        extra = {"content": content} if content else None
         if meta is None:
             data = message_end_data(message_id, TEXT, self.clock.wall_ms(), "", 0, 0, extra=extra)
         else:
