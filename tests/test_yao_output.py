@@ -28,7 +28,7 @@ from agentctx_widgets.yao.wire import (
     to_wire,
 )
 from agentctx_widgets.yao.ids import counters
-from agentctx_widgets.yao.writers import OpenAIWriter, writer_for
+from agentctx_widgets.yao.writers import CuiWriter, OpenAIWriter, writer_for
 
 T = 1767225600000  # the fake wall clock, ms
 
@@ -378,6 +378,41 @@ def test_append_after_end_shows_only_the_new_piece_in_the_cui():
     assert fold.messages[0]["delta"] is False  # completed: stays false (chunkProcessor.ts:94, 110)
     assert [d["code"] for d in out.diagnostics] == ["after_end"]
     assert [d["code"] for d in fold.diagnostics] == ["after_done"]
+
+
+def test_a_message_start_event_sent_through_send_registers_the_message():
+    """A message_start event through ctx.Send (the LLM stream handler's, handlers/stream.go:166-167) records
+    the message with 0 chunks (context/output.go:33-49): a later Append inherits and counts (1 chunk),
+    and End reports its type; it was never in the streaming buffer, so no content (buffer.go:251-266)."""
+    from agentctx_widgets.yao.wire import MESSAGE_START, message_start_data
+    out, writer, _, _ = request()
+    out.send(event_message(MESSAGE_START, message_start_data("M7", "thinking", T)))
+    out.Append("M7", "x")
+    out.End("M7")
+    assert lines(writer) == [
+        start("M7", "thinking"),
+        'data: {"type":"text","props":{"content":"x"},"chunk_id":"C1","message_id":"M7","delta":true,'
+        '"delta_action":"append"}',
+        end("M7", 1, kind="thinking"),
+    ]
+    assert out.diagnostics == []
+
+
+def test_send_stream_of_an_event_goes_through_send_and_returns_nothing():
+    """ctx.SendStream hands an event to ctx.Send and returns "" (context/output.go:235-240); events get no
+    chunk id (output.go:75-82)."""
+    out, writer, _, _ = request()
+    assert out.SendStream({"type": "event", "props": {"event": "custom", "data": {"k": 1}}}) == ""
+    assert writer.chunks == [{"type": "event", "props": {"data": {"k": 1}, "event": "custom"}}]
+
+
+def test_on_message_can_skip_a_send():
+    """Stack.Options.OnMessage (ctx.agent.Call's onChunk) returning non-zero skips the message
+    (context/output.go:18-23); Send still returns the id it made (jsapi.go:273-297)."""
+    seen = []
+    out = YaoOutput([writer := CuiWriter()], clock=FakeClock(), on_message=lambda msg: seen.append(msg.type) or 1)
+    assert out.Send("hidden") == "M1"
+    assert (seen, writer.chunks) == (["text"], [])
 
 
 # ---- Replace / Append / Merge / Set on a sent message ----------------------------------------------

@@ -10,7 +10,7 @@ text after ``data:`` on Yao's SSE stream, and dict equality in tests compares th
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from .go_json import GoStruct, go_value
@@ -61,9 +61,6 @@ class YaoMessage:
     delta_action: str = ""
     type_change: bool = False
     metadata: Metadata | None = None
-
-    def copy(self) -> YaoMessage:
-        return replace(self)
 
 
 def _is_number(value: Any) -> bool:
