@@ -683,3 +683,46 @@ def test_detect_api_refuses_a_mixed_script():
     with pytest.raises(MixedApiError, match=r"ctx\.End \(line 1\).*ctx\.SendGroup \(line 2\)"):
         detect_api("function Create(ctx) { ctx.End('M1') }\nctx.SendGroup({id: 'g', messages: []})",
                    default="current")
+
+
+# ---- the seed-era view fed from a current-API stream ------------------------------------------------
+
+def _scenario(out: YaoOutput) -> None:
+    """Every case where the client's fold is not a plain append: see the tests above for each."""
+    one = out.Send("Hello")
+    out.Append(one, " World")
+    out.Append(one, "!")
+    two = out.Send({"type": "data", "props": {"content": "Line 1\n"}})
+    out.Append(two, "Line 2\n", "props.content")
+    card = out.Send({"type": "status", "props": {"status": "running", "progress": 0}})
+    out.Merge(card, {"type": "status", "props": {"progress": 50}}, "props")
+    think = out.SendStream({"type": "thinking", "props": {"content": "Hmm"}})
+    out.Append(think, " more")
+    out.End(think)
+    out.Append(think, " after")
+    out.send(YaoMessage(type="loading", props={"message": "x"}, message_id="M9", type_change=True))
+    out.flush()
+    out.send(event_message(STREAM_START, stream_start_data("c", "r", T, "chat", "")))
+    out.Send({"type": "text", "props": {"content": "second stream"}, "message_id": one})
+
+
+def test_the_view_bridge_gives_the_seed_engine_the_clients_state():
+    """SeedViewBridge's messages folded by the seed-era delta engine (what ContextView runs) end where the
+    CUI client at 66cb383f ends (CuiState): same ids (per stream), types and props."""
+    from agentctx_widgets.output.delta import apply_message, new_state
+    from agentctx_widgets.yao.view_bridge import SeedViewBridge
+    seed_messages: list[dict] = []
+    fold = CuiState(new_id=counter("s"), now_ms=lambda: 0)
+    out = YaoOutput([fold, bridge := SeedViewBridge(seed_messages.extend)], clock=FakeClock())
+    _scenario(out)
+    state = new_state()
+    for message in seed_messages:
+        state = apply_message(state, message)
+    view = [(key, state["messages"][key]["type"], state["messages"][key]["props"]) for key in state["order"]]
+    stream = {"s1": "1", "s7": "2"}  # the client's stream ids (nanoid calls) and the bridge's counter
+    client = [(f"{stream[m['message_id'].split(':')[0]]}:{m['message_id'].split(':')[1]}", m["type"], m["props"])
+              for m in fold.messages]
+    assert view == client
+    assert client[:4] == [("1:M1", "text", {"content": " World!"}), ("1:M2", "text", {"props": {}}),
+                          ("1:M3", "status", {}), ("1:M4", "text", {"content": " after"})]
+    assert [e["props"]["event"] for e in bridge.events][-1] == "message_end"
