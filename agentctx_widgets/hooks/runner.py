@@ -128,7 +128,7 @@ async def run_turn_async(
     hooks: Hooks | str | Any = None,
     view: TurnView | None = None,
     tools: Iterable[Any] | None = None,
-    max_tool_rounds: int = 8,
+    max_tool_rounds: int | None = None,
     accept: str = "cui-web",
     streaming: bool = True,
     max_retries: int = 3,
@@ -137,6 +137,7 @@ async def run_turn_async(
     options: dict | None = None,
     strict: bool = False,
     connectors: dict[str, Model] | None = None,
+    assistant: Any = None,
     **ctx_fields: Any,
 ) -> TurnResult:
     """Run one turn (see the module docstring) and return what it did.
@@ -148,17 +149,52 @@ async def run_turn_async(
     Yao accepts but would surprise a hook author) into the turn's error; ``connectors`` maps Yao
     connector names to models, for a ``Create`` hook that returns ``{connector}``; ``ctx_fields`` set
     ``ctx`` fields (``chat_id``, ``locale``, ``theme``, …). ``run_turn`` takes the same arguments and waits for the turn (it
-    works inside a running event loop, such as a notebook cell's, and takes Ctrl-C).
+    works inside a running event loop, such as a notebook cell's, and takes Ctrl-C). ``max_tool_rounds``
+    defaults to 8.
+
+    ``assistant`` (a Yao assistant directory or ``agentctx_widgets.yao.load_assistant``'s result) runs
+    the turn as today's Yao runs a request instead — ``Create``, the model, tools, ``Next`` — and returns
+    ``agentctx_widgets.yao.YaoTurnResult`` (``.next`` is what ``Next`` returned; ``.events`` the
+    lifecycle events); ``hooks`` then replaces the assistant's script, ``max_tool_rounds`` defaults to
+    Yao's (``mcp.options.max_turn``, else 5), and ``streaming``, ``max_retries``, ``output``,
+    ``hook_ctx`` and ``strict`` are the seed lifecycle's only.
     """
-    return await _Turn(**locals()).run()
+    if assistant is not None:
+        from ..yao.turns import run_with_assistant_async
+
+        return await run_with_assistant_async(**_assistant_arguments(locals()))
+    return await _Turn(**{key: value for key, value in locals().items() if key != "assistant"}).run()
 
 
 @functools.wraps(run_turn_async)
 def run_turn(*args: Any, **kwargs: Any) -> TurnResult:  # the signature and docstring are run_turn_async's
     bound = inspect.signature(run_turn_async).bind(*args, **kwargs)
     bound.apply_defaults()
-    turn = _Turn(**bound.arguments)
+    arguments = dict(bound.arguments)
+    if arguments.pop("assistant") is not None:
+        from ..yao.turns import run_with_assistant
+
+        return run_with_assistant(**_assistant_arguments(bound.arguments))
+    turn = _Turn(**arguments)
     return run_on_worker(turn.run, turn.interrupt)
+
+
+_SEED_ONLY = {"streaming": True, "max_retries": 3, "output": None, "hook_ctx": None, "strict": False}
+"""run_turn's arguments that only the seed lifecycle has, with their defaults."""
+
+
+def _assistant_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """run_turn's arguments as ``yao.turns.run_with_assistant`` takes them (a seed-only one is refused)."""
+    given = [name for name, default in _SEED_ONLY.items() if arguments.get(name) != default]
+    if given:
+        raise TypeError(f"run_turn(assistant=…): {', '.join(given)} {'is' if len(given) == 1 else 'are'} the seed "
+                        "lifecycle's, not a Yao assistant request's (see run_turn's docstring)")
+    fields = dict(arguments.get("ctx_fields") or {})
+    return {"context": arguments["context"], "user_input": arguments["user_input"],
+            "assistant": arguments["assistant"], "view": arguments.get("view"), "model": arguments.get("model"),
+            "hooks": arguments.get("hooks"), "tools": arguments.get("tools"),
+            "max_tool_rounds": arguments.get("max_tool_rounds"), "accept": arguments.get("accept", "cui-web"),
+            "options": arguments.get("options"), "connectors": arguments.get("connectors"), **fields}
 
 
 run_turn.__doc__ = (run_turn_async.__doc__ or "").replace("Run one turn", "Run one turn and wait for it", 1)
@@ -186,7 +222,7 @@ class _Recorder:
 
 class _Turn:
     def __init__(self, context: Any, user_input: Any, *, model: Any, hooks: Any, view: Any, tools: Any,
-                 max_tool_rounds: int, accept: str, streaming: bool, max_retries: int, output: Output | None,
+                 max_tool_rounds: int | None, accept: str, streaming: bool, max_retries: int, output: Output | None,
                  hook_ctx: HookContext | None, options: dict | None, strict: bool,
                  connectors: dict[str, Any] | None, ctx_fields: dict) -> None:
         if model is None or not callable(getattr(model, "stream", None)):
@@ -194,7 +230,7 @@ class _Turn:
         unknown = set(ctx_fields) - set(CTX_FIELDS)
         if unknown:
             raise TypeError(f"run_turn: unknown keyword(s) {sorted(unknown)}; ctx fields are {list(CTX_FIELDS)}")
-        for name, value in (("max_retries", max_retries), ("max_tool_rounds", max_tool_rounds)):
+        for name, value in (("max_retries", max_retries), ("max_tool_rounds", 8 if max_tool_rounds is None else max_tool_rounds)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"run_turn({name}=…): expected an int ≥ 0, got {value!r}")
         if options is not None and not isinstance(options, dict):
@@ -205,7 +241,7 @@ class _Turn:
         self.model = model
         self.view = view
         self.tools: dict[str, Tool] = {tool.name: tool for tool in as_tools(tools)}
-        self.max_tool_rounds = max_tool_rounds
+        self.max_tool_rounds = 8 if max_tool_rounds is None else max_tool_rounds
         self.accept = accept
         self.streaming = streaming
         self.max_retries = max_retries

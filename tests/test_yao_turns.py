@@ -1,0 +1,62 @@
+"""The front door with a Yao assistant: ``run_turn(ctx, text, assistant=...)`` loads the directory, runs
+its TypeScript hooks, reloads them after an edit, and streams into a view."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agentctx_widgets import Context, ContextView, ScriptedModel, run_turn
+
+APP = Path(__file__).parent / "fixtures" / "yao_runner"
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Path:
+    shutil.copytree(APP, tmp_path / "app")
+    return tmp_path / "app"
+
+
+def test_run_turn_with_an_assistant_directory_returns_what_next_returned(app):
+    ctx = Context(name="yao")
+    result = run_turn(ctx, "hello", assistant=app / "assistants/tests/runner-echo", model=ScriptedModel(["Hi"]))
+    assert result.ok and result.hooks_called == ["Create", "Next"]
+    # the fixture's Next reports the payload's keys and the completion's text (index.ts, Next)
+    assert result.next == {"keys": ["completion", "error", "messages", "tools"], "answer": "Hi", "locale": "",
+                           "scenario": None}
+    assert [event["props"]["event"] for event in result.events] == ["stream_start", "message_start", "message_end",
+                                                                     "stream_end"]
+    assert [(m["type"], m["content"][0]["text"]) for m in ctx.messages()] == [(2, "hello"), (3, "Hi")]
+
+
+def test_an_edited_hook_is_loaded_again_on_the_next_turn(app):
+    script = app / "assistants/tests/runner-echo/src/index.ts"
+    ctx = Context()
+    first = run_turn(ctx, "one", assistant=app / "assistants/tests/runner-echo", model=ScriptedModel(["A"]))
+    assert first.next["answer"] == "A"
+    script.write_text(script.read_text().replace("answer: payload.completion ? payload.completion.content : null,",
+                                                 'answer: "edited",'))
+    second = run_turn(ctx, "two", assistant=app / "assistants/tests/runner-echo", model=ScriptedModel(["B"]))
+    assert second.next["answer"] == "edited"
+
+
+def test_a_view_receives_what_the_client_would(app):
+    ctx = Context(name="yao")
+    view = ContextView(ctx)
+    run_turn(ctx, "hello", assistant=app / "assistants/tests/runner-echo", model=ScriptedModel(["Hi"]), view=view)
+    state = view.state()
+    assert [m["content"][0]["text"] for m in state["context"]] == ["hello", "Hi"]
+    events = [message["props"]["event"] for message in (state["outputs"]["messages"][key] for key in state["outputs"]["order"])
+              if message["type"] == "event"]
+    assert events and events[-1] == "stream_end"
+    view.close()
+
+
+def test_seed_only_arguments_and_bad_assistants_are_refused(app):
+    with pytest.raises(TypeError, match=r"max_retries, strict are the seed lifecycle's"):
+        run_turn(Context(), "x", assistant=app / "assistants/tests/runner-echo", model=ScriptedModel(["A"]),
+                 strict=True, max_retries=1)
+    with pytest.raises(TypeError, match="expected a loaded assistant or its directory"):
+        run_turn(Context(), "x", assistant=42, model=ScriptedModel(["A"]))
