@@ -235,8 +235,11 @@ export class ContextList {
     this.after.textContent = later <= 0 ? "" : `↓ Show later messages (${later} more)`;
     if (this.observer) {
       // Re-observing makes the observer report the current state again, so a sentinel that is
-      // still visible after a page was added loads the next one.
+      // still visible once a page is complete loads the next one (while slices are still coming,
+      // the observer's answer would be ignored: skip the intersection work).
+      const pending = this.start > this.target || this.end < this.targetEnd;
       for (const el of [this.sentinel, this.after]) {
+        if (pending && !el.hidden) continue;
         this.observer.unobserve(el);
         if (!el.hidden) this.observer.observe(el);
       }
