@@ -726,3 +726,76 @@ def test_the_view_bridge_gives_the_seed_engine_the_clients_state():
     assert client[:4] == [("1:M1", "text", {"content": " World!"}), ("1:M2", "text", {"props": {}}),
                           ("1:M3", "status", {}), ("1:M4", "text", {"content": " after"})]
     assert [e["props"]["event"] for e in bridge.events][-1] == "message_end"
+
+
+# ---- from JavaScript -------------------------------------------------------------------------------
+
+HOOK = """
+function Create(ctx, messages) {
+  const errors = [];
+  const header = ctx.Send({type: "text", props: {content: "# Report\\n"}});
+  const block = ctx.BlockID();
+  const id = ctx.SendStream({type: "text", props: {content: "Steps: "}}, block);
+  for (const word of ["one ", "two ", "three"]) ctx.Append(id, word);
+  ctx.End(id);
+  const wait = ctx.Send({type: "loading", props: {message: "Working..."}}, block);
+  ctx.Replace(wait, {type: "loading", props: {message: "Done"}});
+  ctx.EndBlock(block);
+  for (const call of [() => ctx.End(7), () => ctx.Append(id), () => ctx.Set(id, {type: "t"}, ""),
+                      () => ctx.Send({props: {}}), () => ctx.Send(undefined)]) {
+    try { call(); errors.push(null); } catch (error) { errors.push(error.message); }
+  }
+  return {header, block, id, wait, errors};
+}
+"""
+
+
+def test_a_hook_in_quickjs_drives_the_api():
+    """A hook written after yao-dev-app assistants/tests/messages/src/basic.ts (SendStream, Append, End,
+    Send of a loading message then Replace) run in QuickJS with a test binding that passes the JS
+    arguments to YaoOutput's methods and throws their YaoCallError text as a JS Error, as Yao's
+    bridge.JsException does (jsapi.go)."""
+    quickjs = pytest.importorskip("quickjs")
+    out, writer, fold, _ = request()
+
+    def host(method: str, args_json: str) -> str:
+        try:
+            return json.dumps({"value": getattr(out, method)(*json.loads(args_json))})
+        except YaoCallError as error:
+            return json.dumps({"error": str(error)})
+
+    js = quickjs.Context()
+    js.add_callable("__yao", host)
+    js.eval("""const ctx = {};
+      for (const m of ["Send", "SendStream", "Append", "Replace", "Merge", "Set", "End", "EndBlock",
+                       "MessageID", "BlockID", "ThreadID"])
+        ctx[m] = (...args) => { const r = JSON.parse(__yao(m, JSON.stringify(args)));
+                                if ("error" in r) throw new Error(r.error); return r.value; };""")
+    js.eval(HOOK)
+    result = json.loads(js.eval("JSON.stringify(Create(ctx, []))"))
+    assert result == {"header": "M1", "block": "B1", "id": "M2", "wait": "M3", "errors": [
+        "messageId must be a string", "Append requires messageId and content arguments",
+        "path cannot be empty for Set operation", "invalid message: message.type is required and must be a string",
+        "invalid message: message must be a string or object"]}
+    names = [(c["props"]["event"] if c["type"] == "event" else c["type"]) for c in writer.chunks]
+    assert names == ["message_start", "text", "message_end",                       # header
+                     "block_start", "message_start", "text", "text", "text", "text", "message_end",  # stream
+                     "message_start", "loading", "message_end", "loading",        # Send + Replace
+                     "block_end"]
+    assert writer.chunks[-1]["props"]["data"]["message_count"] == 2
+    assert [(m["type"], m["props"], m["delta"]) for m in fold.messages] == [
+        ("text", {"content": "# Report\n"}, False), ("text", {"content": "Steps: one two three"}, False),
+        ("loading", {"message": "Done"}, False)]
+    assert out.diagnostics == []
+
+
+def test_a_whole_replace_after_send_is_not_noted_and_reopens_the_message():
+    """Replace without a path after Send: the client starts from {} and replaces the props (delta.ts:88-95),
+    the same props an open message would get — no note; the cache is open again, so an Append then
+    appends (delta.ts:69-84)."""
+    out, _, fold, _ = request()
+    mid = out.Send("a")
+    out.Replace(mid, "b")
+    out.Append(mid, "c")
+    assert fold.messages[0]["props"] == {"content": "bc"}
+    assert out.diagnostics == []

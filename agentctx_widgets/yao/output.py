@@ -307,8 +307,9 @@ class YaoOutput:
         if not is_event:
             self._check(msg)
         if msg.delta and msg.message_id in self._ended:
-            self._note("after_end", f"ctx.{via}({msg.message_id!r})", method=via, id=msg.message_id)
             self._ended.discard(msg.message_id)  # the client's cache is open again after this delta
+            if msg.delta_action != "replace" or msg.delta_path:  # a whole replace leaves the same props
+                self._note("after_end", f"ctx.{via}({msg.message_id!r})", method=via, id=msg.message_id)
         if meta is not None:
             meta.chunk_count += 1
             content = (msg.props or {}).get("content")
