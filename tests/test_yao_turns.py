@@ -48,9 +48,10 @@ def test_a_view_receives_what_the_client_would(app):
     run_turn(ctx, "hello", assistant=app / "assistants/tests/runner-echo", model=ScriptedModel(["Hi"]), view=view)
     state = view.state()
     assert [m["content"][0]["text"] for m in state["context"]] == ["hello", "Hi"]
-    events = [message["props"]["event"] for message in (state["outputs"]["messages"][key] for key in state["outputs"]["order"])
-              if message["type"] == "event"]
-    assert events and events[-1] == "stream_end"
+    # what the CUI client shows: the reply under its message id (the lifecycle events are not messages)
+    shown = [(state["outputs"]["messages"][key]["type"], state["outputs"]["messages"][key]["props"])
+             for key in state["outputs"]["order"]]
+    assert shown == [("text", {"content": "Hi"})], shown
     view.close()
 
 

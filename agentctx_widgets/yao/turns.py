@@ -16,6 +16,7 @@ from typing import Any
 from .assistant import Assistant, load_assistant
 from .runner import YaoTurnResult, run_assistant, run_assistant_async
 from .typescript import load_ts_module_set
+from .view_bridge import SeedViewBridge
 
 __all__ = ["as_assistant", "run_with_assistant", "run_with_assistant_async", "script_hooks"]
 
@@ -64,13 +65,14 @@ def script_hooks(assistant: Any) -> Any:
 
 
 class _ViewSink:
-    """What the client receives, one message at a time, into a ContextView (an Output sink)."""
+    """What the client receives, one message at a time, into a ContextView as the CUI client shows it
+    (``SeedViewBridge``: message ids kept, lifecycle events on ``.events``)."""
 
     def __init__(self, view: Any) -> None:
-        self.view = view
+        self.bridge = SeedViewBridge(view)
 
     def send(self, message: dict) -> None:
-        self.view.write([message])
+        self.bridge.write([message])
 
 
 def _prepared(assistant: Any, view: Any, options: dict[str, Any]) -> Assistant:
