@@ -121,6 +121,9 @@ def _build() -> dict[str, _Parser]:
         "the gauge (the reply is then scripted)",
     )
     p.add_argument("--tools", metavar="NAMES", help="comma-separated functions the model may call (run_turn(tools=...))")
+    p.add_argument("--assistant", metavar="PATH",
+                   help="a Yao assistant directory (package.yao, prompts.yml, src/index.ts): the turn runs as "
+                        "today's Yao runs a request (Create, the model, tools, Next); --result binds what Next returned as .next")
     p.add_argument("--accept", choices=("cui-web", "standard"), default="cui-web", help="the client kind")
     p.add_argument("--no-stream", dest="stream", action="store_false", help="show the reply only when complete")
     p.add_argument("--strict", action="store_true",

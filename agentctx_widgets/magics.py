@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import dis
+import json
 import keyword
 import re
 import sys
@@ -211,6 +212,19 @@ class AgentContextMagics(Magics):
         known = ", ".join(sorted(self.hook_sets)) or "none yet; define one with %%agentctx hooks NAME"
         raise MagicError(f"run: no hook set named {name!r} (defined: {known})")
 
+    def _assistant_from(self, value: str) -> Any:
+        """``--assistant PATH`` (or a variable holding a path or a loaded assistant), loaded now so a
+        malformed file is one ``agentctx:`` line naming it."""
+        from .yao import AssistantLoadError, load_assistant
+
+        held = self._ns.get(value, value)
+        if not isinstance(held, (str, Path)):
+            return held
+        try:
+            return load_assistant(held)
+        except (AssistantLoadError, OSError, ValueError) as error:
+            raise MagicError(f"run: --assistant {value}: {error}") from None
+
     def _tools_from(self, names: str | None) -> list[Any]:
         """The callables ``--tools a,b`` names (variables in the notebook)."""
         tools = []
@@ -313,6 +327,12 @@ class AgentContextMagics(Magics):
         hooks = self._hooks_from(args.hooks)
         model, model_id = self._model_from(args.model, text)
         tools = self._tools_from(args.tools)
+        extra: dict[str, Any] = {}
+        if args.assistant is not None:
+            extra["assistant"] = self._assistant_from(args.assistant)
+            if not args.stream or args.strict:
+                raise MagicError("run: --no-stream and --strict are the seed lifecycle's; a Yao assistant's request "
+                                 "streams as Yao does")
 
         started = time.perf_counter()
         try:
@@ -325,9 +345,8 @@ class AgentContextMagics(Magics):
                 title=target,
                 window_model=model_id,
                 accept=args.accept,
-                streaming=args.stream,
-                strict=args.strict,
                 chat_id=context.id or context.name or target,
+                **(extra or {"streaming": args.stream, "strict": args.strict}),
             )
         except KeyboardInterrupt:
             raise MagicError("run: interrupted; the partial reply was not committed and the context is unchanged") from None
@@ -344,7 +363,7 @@ class AgentContextMagics(Magics):
         if bind:
             self._ns[target] = context
         print(_turn_summary(result, elapsed))
-        for line in [*_console_lines(result), *_diagnostic_lines(result)]:
+        for line in [*_next_lines(result), *_console_lines(result), *_diagnostic_lines(result)]:
             print(line)
 
     def _do_load(self, args: Any, cell: str | None) -> None:
@@ -506,6 +525,15 @@ def _turn_summary(result: Any, elapsed: float) -> str:
     if calls > 1:
         summary += f", {calls} model calls"
     return summary
+
+
+def _next_lines(result: Any) -> list[str]:
+    """What a Yao assistant's ``Next`` returned (``result.next``), on one line."""
+    value = getattr(result, "next", None)
+    if value is None:
+        return []
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return [f"  next: {text if len(text) <= 200 else text[:199] + '…'}"]
 
 
 def _console_lines(result: Any) -> list[str]:

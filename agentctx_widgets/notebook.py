@@ -88,7 +88,7 @@ def usage(target: Any, *, model: str | None = None, exact: bool = True) -> Usage
 
 def run(context: Context, text: Any, *, hooks: Any = None, model: Any = None, tools: Iterable[Any] | None = None,
         display: bool = True, title: str | None = None, window_model: str | None = None,
-        restore: bool = True, **run_turn_options: Any) -> TurnResult:
+        restore: bool = True, assistant: Any = None, **run_turn_options: Any) -> TurnResult:
     """One turn as ``%agentctx run`` runs it: live in this cell, then settled into the turn's document.
 
     In a notebook kernel (``display=True``) the cell shows a ``ContextView`` while the turn streams and,
@@ -96,7 +96,9 @@ def run(context: Context, text: Any, *, hooks: Any = None, model: Any = None, to
     comm is closed, so nothing of it is stored in the notebook). A failed turn (``result.error``, an
     exception, an interrupt) leaves the context as it was (``restore=False`` keeps what it appended);
     exceptions and ``KeyboardInterrupt`` propagate after that. ``window_model`` names the model of the
-    context-window gauge (default: the model's own id). Other options go to ``run_turn``.
+    context-window gauge (default: the model's own id). ``assistant`` (a Yao assistant directory, or
+    ``yao.load_assistant``'s result) runs the turn as today's Yao does (``run_turn(assistant=...)``). Other
+    options go to ``run_turn``.
     """
     from .hooks import run_turn
     from .widget.turn_display import TurnDisplay
@@ -109,6 +111,8 @@ def run(context: Context, text: Any, *, hooks: Any = None, model: Any = None, to
     if turn is not None:
         turn.show()
     try:
+        if assistant is not None:
+            run_turn_options["assistant"] = assistant
         result = run_turn(context, text, hooks=hooks, model=model, tools=tools,
                           view=turn.view if turn is not None else None, **run_turn_options)
     except BaseException:

@@ -76,7 +76,7 @@ def test_help_lists_every_subcommand(ip: Any) -> None:
         "%agentctx show CTX",
         "%agentctx usage [--model NAME] [--no-exact] CTX",
         "%%agentctx hooks [--lang {js,python}] NAME",
-        "%agentctx run [--hooks NAME] [--model NAME_OR_VAR] [--tools NAMES] [--accept {cui-web,standard}] [--no-stream] [--strict]"
+        "%agentctx run [--hooks NAME] [--model NAME_OR_VAR] [--tools NAMES] [--assistant PATH] [--accept {cui-web,standard}] [--no-stream] [--strict]"
         " [--result NAME] CTX [TEXT]",
         "%agentctx load [--as NAME] PATH",
         "%agentctx replay [--speed X] PATH",

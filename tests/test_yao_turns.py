@@ -61,3 +61,31 @@ def test_seed_only_arguments_and_bad_assistants_are_refused(app):
                  strict=True, max_retries=1)
     with pytest.raises(TypeError, match="expected a loaded assistant or its directory"):
         run_turn(Context(), "x", assistant=42, model=ScriptedModel(["A"]))
+
+
+# ---- %agentctx run --assistant, in a real IPython shell ----------------------------------------------
+from magic_shell import assert_error, ip, line, shell  # noqa: E402,F401 - fixtures
+
+
+def test_the_magic_runs_an_assistant_and_prints_what_next_returned(ip, app):
+    result, out = line(ip, f'run chat "hello" --assistant {app}/assistants/tests/runner-echo --result r')
+    assert out.stderr == ""
+    summary, next_line = out.stdout.splitlines()[:2]
+    assert summary.startswith("turn done: ") and summary.endswith("hooks: Create, Next")
+    assert next_line == ('  next: {"answer": "Scripted reply to: hello", "keys": ["completion", "error", "messages", '
+                         '"tools"], "locale": "", "scenario": null}')
+    assert ip.user_ns["r"].next["answer"] == "Scripted reply to: hello"
+    assert [m["type"] for m in ip.user_ns["chat"].messages()] == [2, 3]
+    (turn,) = ip.turns
+    assert "[assistant] Scripted reply to: hello" in turn.document.text()
+
+
+def test_the_magic_names_a_bad_assistant_and_binds_nothing(ip, app, tmp_path):
+    _, out = line(ip, f'run fresh "hello" --assistant {tmp_path}/nowhere')
+    assert_error(out, "run: --assistant", "no such assistant directory")
+    assert "fresh" not in ip.user_ns
+    broken = app / "assistants/tests/runner-echo/package.yao"
+    broken.write_text('{\n  "name": "Runner Echo",\n  "connector": \n}\n')
+    _, out = line(ip, f'run fresh "hello" --assistant {app}/assistants/tests/runner-echo')
+    assert_error(out, "run: --assistant", "runner-echo/package.yao:4: not JSON with comments")
+    assert "fresh" not in ip.user_ns
