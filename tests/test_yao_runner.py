@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from agentctx_widgets import Context, ScriptedModel
-from agentctx_widgets.yao.runner import DIAGNOSTICS, YaoTurnResult, run_assistant
+from agentctx_widgets.output.diagnostics import DIAGNOSTICS
+from agentctx_widgets.yao.runner import YaoTurnResult, run_assistant
 
 
 @dataclass

@@ -397,7 +397,7 @@ class _Turn:
         agent.go:611-648): model options for this attempt, ctx overrides, metadata merged, connector."""
         for key in unknown_create_keys(created):
             self.output.report("unknown_return_key", "Create's return value", key=key, hook="Create",
-                               known=", ".join(CREATE_FIELDS))
+                               struct="HookCreateResponse", known=", ".join(CREATE_FIELDS))
         model_options = {key: created[key] for key in MODEL_OPTION_FIELDS if created.get(key) is not None}
         if model_options:
             self.turn_options = {**(self.options or {}), **model_options}
@@ -412,6 +412,7 @@ class _Turn:
                 self.model = self.connectors[connector]
             else:
                 self.output.report("unknown_connector", "Create's return value", connector=connector,
+                                   chooser="Create chose", effect="the model stays the same",
                                    known=", ".join(self.connectors) or "none: run_turn(connectors={...})")
 
     async def _respond(self, messages: list[dict], model_messages: list[dict]) -> tuple[dict, dict]:

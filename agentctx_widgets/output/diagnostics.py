@@ -92,11 +92,11 @@ DIAGNOSTICS: dict[str, tuple[str, str]] = {
     ),
     # -- hooks: what Yao's hook layer does (agent/assistant/hook/create.go @ afab9c2)
     "unknown_return_key": (
-        "{hook} returned {key!r}, which Yao's HookCreateResponse has no field for: it is ignored",
-        "Create may return {known}; check the spelling",
+        "{hook} returned {key!r}, which Yao's {struct} has no field for: it is ignored",
+        "{hook} may return {known}; check the spelling",
     ),
     "unknown_connector": (
-        "Create chose connector {connector!r}, which this turn does not know: the model stays the same",
+        "{chooser} connector {connector!r}, which this turn does not know: {effect}",
         "pass run_turn(connectors={{name: model}}) (known here: {known})",
     ),
     # -- the envelope: what Yao's parseMessage / parseGroup keep (agent/context/jsapi_helpers.go:12-220)
@@ -112,6 +112,53 @@ DIAGNOSTICS: dict[str, tuple[str, str]] = {
         "{shown} characters it already shows",
         "send only what is new, as a delta (delta: true, delta_action: 'append'); a CUI client replaces "
         "the text, a standard client cannot",
+    ),
+    # -- Yao today (5a3f9a6a): the request (agent/assistant/agent.go, hook/script.go)
+    "hook_error_hidden": (
+        "{hook} failed with {error!r}; Yao turns an error containing {pattern!r} into a null return, "
+        "so the request went on as if {hook} returned nothing",
+        "a name misspelled inside a hook reads like a missing hook; fix the name (or catch the error "
+        "in the hook) — only an absent {hook} should be silent",
+    ),
+    "no_tool_loop": (
+        "the hook script has no Next: Yao ran the {count} tool call(s) but runs its tool loop only for an "
+        "assistant without a script, so the model never answers with their results",
+        "add a Next hook that reads payload.tools (or returns nothing to keep the standard response)",
+    ),
+    # -- Yao today: the current output API (agent/context/output.go, jsapi.go)
+    "end_unknown": (
+        "End({id!r}) of a message never started: Yao still sends a message_end (type 'text', 0 chunks, no content)",
+        "End the id SendStream returned",
+    ),
+    "end_twice": (
+        "End({id!r}) again: Yao sends another message_end, without the content",
+        "End each streaming message once",
+    ),
+    "after_end": (
+        "{method}({id!r}) after the message ended (Send ends it at once, SendStream at End): the CUI client "
+        "cleared it and shows only what this call sent",
+        "start a message you will add to with SendStream, and End it after the last Append",
+    ),
+    "block_unknown": (
+        "EndBlock({id!r}) of a block no message used: Yao sends nothing",
+        "pass the block id to Send/SendStream (second argument or block_id) before EndBlock",
+    ),
+    # -- Yao today: the assistant directory (agent/assistant/load.go)
+    "yao_field_ignored": (
+        "{key} is a {kind}, not {expected}: Yao ignores it",
+        "write {key} as {expected}",
+    ),
+    "yao_unknown_field": (
+        "{key} is not a field Yao reads: it is ignored",
+        "did you mean {close}?",
+    ),
+    "yao_missing_asset": (
+        "@assets/{asset} does not exist: Yao includes it as nothing",
+        "create {path} or fix the name",
+    ),
+    "yao_two_index_scripts": (
+        "src/ has both index.ts and index.js: Yao walks them in name order and keeps the last, index.ts",
+        "delete the one you do not edit",
     ),
 }
 """code → (message template, hint template), both filled with the reporter's details."""

@@ -272,10 +272,8 @@ def load_assistant(
         value = package.get(key)
         if value is None or isinstance(value, kind):
             return value
-        diagnostics.append(diagnostic(
-            "yao_field_ignored", f"{package_file}:{key_lines.get(key, 1)}",
-            f"{key} is a {json_kind(value)}, not {kind_name}: Yao ignores it",
-            f"write {key} as {kind_name}"))
+        diagnostics.append(diagnostic("yao_field_ignored", f"{package_file}:{key_lines.get(key, 1)}",
+                                      key=key, kind=json_kind(value), expected=kind_name))
         return None
 
     connector = field_of("connector", str, "a string")
@@ -301,9 +299,8 @@ def load_assistant(
     for key in unknown:
         close = difflib.get_close_matches(key, sorted(KNOWN_FIELDS), n=1, cutoff=0.8)
         if close:  # "option" for "options": Yao drops it without a word (loadMap reads named keys only)
-            diagnostics.append(diagnostic(
-                "yao_unknown_field", f"{package_file}:{key_lines.get(key, 1)}",
-                f"{key} is not a field Yao reads: it is ignored", f"did you mean {close[0]}?"))
+            diagnostics.append(diagnostic("yao_unknown_field", f"{package_file}:{key_lines.get(key, 1)}",
+                                          key=key, close=close[0]))
     return Assistant(
         id=assistant_id, name=name, path=directory, package=package, prompts=prompts,
         prompt_presets=presets, global_prompts=global_prompts, locales=locales, script=script,

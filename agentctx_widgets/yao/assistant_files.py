@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from ..context.types import TYPE_OF_ROLE, text_content
+from ..output.diagnostics import diagnostic
 from .jsonc import JSONCError, loads_jsonc
 from .prompt_vars import expand_assets
 from .yaml_reader import compose, construct
@@ -58,8 +59,6 @@ def json_kind(value: Any) -> str:
         type(value), "number")
 
 
-def diagnostic(code: str, where: str, message: str, hint: str) -> dict:
-    return {"code": code, "message": message, "where": where, "hint": hint}
 
 
 # -- prompts ---------------------------------------------------------------------------------------------
@@ -87,9 +86,7 @@ def default_prompts(directory: Path, package: dict, key_lines: dict, diagnostics
 def prompts_file(file: Path, root: Path, diagnostics: list[dict]) -> list[dict]:
     expanded, origin, missing = expand_assets(read_text(file), root)
     for asset in missing:
-        diagnostics.append(diagnostic(
-            "yao_missing_asset", str(file), f"@assets/{asset} does not exist: Yao includes it as nothing",
-            f"create {root / 'assets' / asset} or fix the name"))
+        diagnostics.append(diagnostic("yao_missing_asset", str(file), asset=asset, path=root / "assets" / asset))
     return _prompts_yaml(expanded, file, origin)
 
 
@@ -231,9 +228,7 @@ def find_scripts(directory: Path, diagnostics: list[dict]) -> tuple[Path | None,
     typescript, javascript = src / "index.ts", src / "index.js"
     script = typescript if typescript.is_file() else javascript if javascript.is_file() else None
     if typescript.is_file() and javascript.is_file():
-        diagnostics.append(diagnostic(
-            "yao_two_index_scripts", str(src), "src/ has both index.ts and index.js: Yao walks them in name "
-            "order and keeps the last, index.ts", "delete the one you do not edit"))
+        diagnostics.append(diagnostic("yao_two_index_scripts", str(src)))
     sources = {}
     for file in sorted(src.rglob("*")):
         if not file.is_file() or file.suffix not in (".ts", ".js") or file.parent == src and file.stem == "index":

@@ -38,7 +38,7 @@ message.type is required and must be a string"``, ``"Send failed: image message 
 What Yao accepts silently — a delta onto a message that ended (``Send`` ends one at once: the CUI
 client then shows only the delta), ``End`` of an id never started (a ``message_end`` of type ``text`` with 0
 chunks is still sent), a second ``End``, ``EndBlock`` of an unknown block (nothing
-is sent) — is done as Yao does and recorded on ``.diagnostics`` (``OUTPUT_DIAGNOSTICS``).
+is sent) — is done as Yao does and recorded on ``.diagnostics`` (codes in ``output.diagnostics.DIAGNOSTICS``).
 
 One difference, on purpose: when the client's writer refuses a message (a standard client's image
 without a url), Yao has already sent ``block_start`` / ``message_start`` (silent for that client) and
@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..output.buffer import SinkError
+from ..output.diagnostics import diagnostic
 from .ids import NextId, counters
 from .wire import (
     BLOCK_END,
@@ -83,33 +84,6 @@ class YaoCallError(Exception):
 
 class OutputWriteError(RuntimeError):
     """The client's writer refused a message (Yao's ``out.Send`` error, e.g. ``image message missing url``)."""
-
-
-OUTPUT_DIAGNOSTICS: dict[str, tuple[str, str]] = {
-    "end_unknown": (
-        "End({id!r}) of a message never started: Yao still sends a message_end (type 'text', 0 chunks, no content)",
-        "End the id SendStream returned",
-    ),
-    "end_twice": (
-        "End({id!r}) again: Yao sends another message_end, without the content",
-        "End each streaming message once",
-    ),
-    "after_end": (
-        "{method}({id!r}) after the message ended (Send ends it at once, SendStream at End): the CUI client "
-        "cleared it and shows only what this call sent",
-        "start a message you will add to with SendStream, and End it after the last Append",
-    ),
-    "block_unknown": (
-        "EndBlock({id!r}) of a block no message used: Yao sends nothing",
-        "pass the block id to Send/SendStream (second argument or block_id) before EndBlock",
-    ),
-}
-"""Codes for what Yao's current API accepts but a hook author likely did not mean ({code, message, where, hint})."""
-
-
-def output_diagnostic(code: str, where: str, **details: Any) -> dict[str, str]:
-    template, hint = OUTPUT_DIAGNOSTICS[code]
-    return {"code": code, "message": template.format(**details), "where": where, "hint": hint.format(**details)}
 
 
 class Clock(Protocol):
@@ -264,7 +238,7 @@ class YaoOutput:
                     raise OutputWriteError(str(error)) from error
 
     def _note(self, code: str, where: str, **details: Any) -> None:
-        self.diagnostics.append(output_diagnostic(code, where, **details))
+        self.diagnostics.append(diagnostic(code, where, **details))
 
     def _since_ms(self, start_ns: int) -> int:
         return (self.clock.mono_ns() - start_ns) // 1_000_000  # Go's Duration.Milliseconds()

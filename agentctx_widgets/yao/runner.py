@@ -57,13 +57,14 @@ from ..hooks.openai_shapes import from_view, from_view_message, response_of, to_
 from ..models import ModelError
 from ..models.tools import Tool, as_tools
 from ..output import Output
+from ..output.diagnostics import diagnostic
 from .chunk_writer import ChunkWriter
 from .hook_sets import PythonYaoHooks, YaoHooks, as_yao_hooks, hooks_for
 from .request_shapes import (CREATE_FIELDS, MODEL_OPTION_FIELDS, NEXT_FIELDS, as_json, call_arguments,
                              completion_response, decode, fallback_markdown, tool_call_response,
                              tool_result_message, unknown_keys)
 
-__all__ = ["DIAGNOSTICS", "PythonYaoHooks", "RequestFailed", "YaoAssistant", "YaoHooks", "YaoSink", "YaoTurnResult",
+__all__ = ["PythonYaoHooks", "RequestFailed", "YaoAssistant", "YaoHooks", "YaoSink", "YaoTurnResult",
            "as_yao_hooks", "run_assistant", "run_assistant_async"]
 
 NIL_PATTERNS = ("is not defined", "is not a function", "is not a Function")
@@ -90,36 +91,6 @@ TOOL_RETRY_PROMPT = ("Some tool calls above failed. Read the errors, correct the
                      "tools again.")
 """The system message after failed tool calls (``agent.go:838-843``). Yao's text is an i18n entry
 (``assistant.agent.tool_retry_prompt``) this kit does not ship; this is ours."""
-
-DIAGNOSTICS: dict[str, tuple[str, str]] = {
-    "hook_error_hidden": (
-        "{hook} failed with {error!r}; Yao turns an error containing {pattern!r} into a null return, "
-        "so the request went on as if {hook} returned nothing",
-        "a name misspelled inside a hook reads like a missing hook; fix the name (or catch the error "
-        "in the hook) — only an absent {hook} should be silent",
-    ),
-    "unknown_return_key": (
-        "{hook} returned {key!r}, which Yao's {struct} has no field for: it is ignored",
-        "{hook} may return {known}; check the spelling",
-    ),
-    "no_tool_loop": (
-        "the hook script has no Next: Yao ran the {count} tool call(s) but runs its tool loop only for an "
-        "assistant without a script, so the model never answers with their results",
-        "add a Next hook that reads payload.tools (or returns nothing to keep the standard response)",
-    ),
-    "unknown_connector": (
-        "connector {connector!r} is not in this run's connectors: the default model answers",
-        "pass run_assistant(connectors={{name: model}}) (known here: {known})",
-    ),
-}
-"""This module's diagnostic codes → (message, hint) templates; the lead merges them into
-``output/diagnostics.py``."""
-
-
-def _diagnostic(code: str, where: str, **details: Any) -> dict:
-    template, hint = DIAGNOSTICS[code]
-    return {"code": code, "message": template.format(**details), "where": where, "hint": hint.format(**details)}
-
 
 # -- what the runner needs of the other pieces -----------------------------------------------------
 
@@ -231,7 +202,7 @@ class _Shared:
         self.emit({"type": "event", "props": {"event": name, "message": text, "data": data}})
 
     def report(self, code: str, where: str, **details: Any) -> None:
-        self.result.diagnostics.append(_diagnostic(code, where, **details))
+        self.result.diagnostics.append(diagnostic(code, where, **details))
 
     def take_output_diagnostics(self, output: Any) -> None:
         """Diagnostics the hooks' Output recorded since the last look (delta rules, envelopes)."""
@@ -426,6 +397,7 @@ class _Request:
         if name and self.connectors and name not in self.shared.unknown_connectors:
             self.shared.unknown_connectors.add(name)
             self.shared.report("unknown_connector", f"assistant {self._id()!r}", connector=name,
+                               chooser="the assistant uses", effect="the default model answers",
                                known=", ".join(self.connectors))
         if self.model is None:
             raise RequestFailed(f"connector not specified: no model for connector {name!r} "
