@@ -322,6 +322,9 @@ class JsHooks:
         turn = self._turn_of(ctx)
         sync, checks = _send_mode(ctx)
         header = {"name": name, "sync": sync, "checks": checks, "caps": self._caps_left(turn)}
+        members = _bound_members(ctx)
+        if members is not None:
+            header["members"] = orjson.dumps(members).decode()
         call = _Call(self, name, ctx, turn)
         call.worker = worker
         self._wake.clear()
@@ -519,6 +522,8 @@ class JsHooks:
                 call.slept += time.monotonic() - started
             return b"R"
         ctx = call.ctx
+        if kind == "yao":
+            return self._bound_call(call, extra)
         if kind in ("send", "send_group", "flush"):
             try:
                 if ctx is None:
@@ -534,6 +539,69 @@ class JsHooks:
                 return b"R" + error_reply(host_error_text(kind, error), code=error_code(error)).encode()
             return b"R"
         return b"R" + error_reply(f"no host call {kind!r}").encode()
+
+    def _bound_call(self, call: _Call, extra: bytes) -> bytes:
+        """A method of a member ``ctx.host_members()`` bound (today's Yao ctx): ``ctx.host_call`` runs it;
+        what it raises is thrown in JavaScript as a plain ``Error`` with its text (Yao's, unchanged). When
+        the hook passed an ``onChunk`` function, ``host_call`` gets a Python stand-in that calls it in
+        the worker while the call runs (see :meth:`_callback`)."""
+        ctx = call.ctx
+        host_call = getattr(ctx, "host_call", None)
+        if not callable(host_call):
+            return b"R" + error_reply("ctx: this ctx binds no members").encode()
+        failure: list[BaseException] = []
+        try:
+            path, args, chunks = orjson.loads(extra)
+            on_chunk = self._callback(call, failure) if chunks else None
+            value = host_call(path, args, on_chunk)
+            reply = b"R" + orjson.dumps([0, {"v": value}], default=_json_default)
+        except Exception as error:  # noqa: BLE001 - thrown in JavaScript at the call
+            reply = b"R" + error_reply(str(error)).encode()
+        if failure:  # the worker stopped or died while onChunk ran: that ends the call, as any limit does
+            raise failure[0]
+        return reply
+
+    def _callback(self, call: _Call, failure: list[BaseException]) -> Callable[..., int]:
+        """``onChunk`` for Python: a ``K`` frame runs the hook's function in the worker, whose host calls
+        are served here meanwhile (under the call's limits); its number comes back (a throw: 1, stop)."""
+
+        def on_chunk(*args: Any) -> int:
+            if failure:
+                return 1
+            worker = call.worker
+            assert worker is not None
+            try:
+                worker.send(b"K" + orjson.dumps(list(args), default=_json_default))
+                while True:
+                    body = worker.recv(max(call.kill_at() - time.monotonic(), 0.0))
+                    if body is None:
+                        raise _Overrun(call.limit_hit())
+                    if body[:1] != b"F":
+                        raise ValueError(f"an unknown frame {body[:1]!r}")
+                    head_bytes, items, extra = body[1:].split(b"\n", 2)
+                    head = orjson.loads(head_bytes)
+                    self._absorb(worker, call, head, items)
+                    op = head.get("op")
+                    if op is not None:
+                        answer = self._answer(call, op, extra)
+                        call.answered = time.monotonic()
+                        worker.send(answer)
+                    if "callback" in head:
+                        answer = orjson.loads(head["callback"])
+                        break
+                    if "result" in head:
+                        raise ValueError("the call ended while its onChunk was running")
+            except BaseException as error:  # noqa: BLE001 - raised again once the host call returns
+                failure.append(error)
+                return 1
+            if answer.get("ok"):
+                return int(answer.get("value") or 0)
+            if "error" in answer:
+                self._record_console(call.hook, "warn", f"onChunk threw {answer['error']}; the stream stopped "
+                                     "(Yao stops on a callback error and does not rethrow it)")
+            return 1
+
+        return on_chunk
 
     def _record_console(self, hook: str | None, level: str, text: str) -> None:
         line = {"level": level, "hook": hook, "text": text}
@@ -674,6 +742,12 @@ def _finalize(engine: EngineThread, slot: WorkerSlot) -> None:
     """A dropped (or, at exit, a still living) hook set: its worker is killed now, its thread ends."""
     slot.close()
     engine.close(slot.close)
+
+
+def _bound_members(ctx: Any) -> dict | None:
+    """The table of members ``ctx`` binds in the hook (``host_members()``, yao/binding.py), if it has one."""
+    members = getattr(ctx, "host_members", None)
+    return members() if callable(members) else None
 
 
 def _send_mode(ctx: Any) -> tuple[bool, list[dict]]:

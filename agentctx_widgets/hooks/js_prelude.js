@@ -21,6 +21,12 @@
   const _values = Object.values, _freeze = Object.freeze;
   const _apply = Reflect.apply;
   const _fnToString = Function.prototype.toString;
+  const _substring = String.prototype.substring;
+  function __agentctx_flat(text) {
+    // QuickJS-NG keeps a long concatenation as a rope, which the Python binding cannot read ("Unknown
+    // quickjs tag: -6"): every string handed back to Python is flattened first (substring copies it)
+    return typeof text === "string" ? _apply(_substring, text, [0]) : text;
+  }
   const _dateGetTime = Date.prototype.getTime, _dateToISOString = Date.prototype.toISOString;
   const host = G.__agentctx_host;
   delete G.__agentctx_host;
@@ -248,6 +254,130 @@
     return ctx;
   }
 
+  // -- members the host binds per call (today's Yao ctx: agentctx_widgets/yao/binding.py) ------------
+  // The host sends a table with the call: {methods: {path: kind}, callbacks: {path: argument index},
+  // node: {method: kind}, values: {path: value}, drop: [names]}. Each path becomes a method on ctx
+  // (nested objects for dots) that makes the one host call "yao" with [path, arguments, wantsChunks];
+  // the hook sees only these closures, never the table or the host. A result comes back as {v}: kind
+  // "node" / "nodes" wrap trace node ids ({id}) as node objects, "owner" returns the object the method
+  // was called on, "void" returns undefined. An options object's onChunk function stays here: while the host call runs, the host
+  // calls it back (a "K" frame, __agentctx_run_callback) once per chunk and reads its number.
+  const _trunc = Math.trunc, _keys = Object.keys, _split = String.prototype.split;
+  function __agentctx_own(object, key) {
+    // an own property only: what a hook put on Object.prototype is never read as part of the table
+    const found = _getOwnPropertyDescriptor(object, key);
+    return found === undefined ? undefined : found.value;
+  }
+  function __agentctx_parts(path) { return _apply(_split, path, ["."]); }
+  function __agentctx_holder(root, parts) {
+    let at = root;
+    for (let i = 0; i < parts.length - 1; i++) {
+      let next = __agentctx_own(at, parts[i]);
+      if (next === null || typeof next !== "object") {
+        next = {};
+        _defineProperty(at, parts[i], { __proto__: null, value: next, writable: true, enumerable: true, configurable: true });
+      }
+      at = next;
+    }
+    return at;
+  }
+  const waiting = []; // the onChunk functions of the host calls running now (innermost last)
+  function __agentctx_run_callback(argsJson) {
+    // One chunk for the innermost waiting onChunk; its number goes back (non-zero stops the stream, as
+    // jsapi_agent.go:188-194 reads it); a throw stops it too and is not rethrown (:183-186).
+    const callback = waiting.length > 0 ? waiting[waiting.length - 1] : undefined;
+    if (callback === undefined) return '{"ok":false,"error":"no onChunk is waiting"}';
+    let answer;
+    try {
+      answer = _apply(callback, undefined, _parse(argsJson));
+    } catch (thrown) {
+      return '{"ok":false,"error":' + _stringify(__agentctx_format(thrown)) + "}";
+    }
+    let number = 0;
+    if (typeof answer === "number" && answer === answer && answer !== 1 / 0 && answer !== -1 / 0) number = _trunc(answer);
+    return '{"ok":true,"value":' + _stringify(number) + "}";
+  }
+  function __agentctx_bound_call(path, args, callbackAt) {
+    let callback;
+    if (callbackAt !== undefined && args.length > callbackAt) {
+      const options = args[callbackAt];
+      if (options !== null && typeof options === "object") {
+        const onChunk = options.onChunk; // the hook's own object: read as the hook wrote it
+        if (typeof onChunk === "function") callback = onChunk;
+      }
+    }
+    let reply;
+    if (callback === undefined) {
+      reply = __agentctx_hostcall("yao", [path, args, false]);
+    } else {
+      const depth = waiting.length;
+      waiting[depth] = callback;
+      try {
+        reply = __agentctx_hostcall("yao", [path, args, true]);
+      } finally {
+        waiting.length = depth;
+      }
+    }
+    if (reply === null || typeof reply !== "object") return undefined;
+    return __agentctx_own(reply, "v");
+  }
+  function __agentctx_arguments(list) {
+    const args = [];
+    for (let i = 0; i < list.length; i++) args[i] = list[i];
+    return args;
+  }
+  function __agentctx_node(table, value) {
+    const id = value !== null && typeof value === "object" ? __agentctx_own(value, "id") : undefined;
+    if (typeof id !== "string") return value;
+    const node = { id: id };
+    const methods = __agentctx_own(table, "node");
+    const names = _keys(methods);
+    for (let i = 0; i < names.length; i++) {
+      const method = names[i], kind = __agentctx_own(methods, method);
+      _defineProperty(node, method, { __proto__: null, writable: true, enumerable: true, configurable: true,
+        value: function __agentctx_node_method() {
+          const args = [id];
+          for (let j = 0; j < arguments.length; j++) args[j + 1] = arguments[j];
+          return __agentctx_result(table, kind, __agentctx_bound_call("trace.node." + method, args, undefined), node);
+        } });
+    }
+    return node;
+  }
+  function __agentctx_result(table, kind, value, owner) {
+    if (kind === "node") return __agentctx_node(table, value);
+    if (kind === "nodes" && _isArray(value)) {
+      const nodes = [];
+      for (let i = 0; i < value.length; i++) nodes[i] = __agentctx_node(table, value[i]);
+      return nodes;
+    }
+    if (kind === "owner") return owner;
+    if (kind === "void") return undefined;
+    return value;
+  }
+  function __agentctx_bind(ctx, table) {
+    const drop = __agentctx_own(table, "drop"), methods = __agentctx_own(table, "methods");
+    const callbacks = __agentctx_own(table, "callbacks"), values = __agentctx_own(table, "values");
+    for (let i = 0; i < drop.length; i++) delete ctx[drop[i]];
+    const paths = _keys(methods);
+    for (let i = 0; i < paths.length; i++) {
+      const path = paths[i], kind = __agentctx_own(methods, path), parts = __agentctx_parts(path);
+      const holder = __agentctx_holder(ctx, parts);
+      const callbackAt = __agentctx_own(callbacks, path);
+      _defineProperty(holder, parts[parts.length - 1], { __proto__: null, writable: true, enumerable: true,
+        configurable: true, value: function __agentctx_ctx_method() {
+          return __agentctx_result(table, kind, __agentctx_bound_call(path, __agentctx_arguments(arguments), callbackAt),
+            holder);
+        } });
+    }
+    const names = _keys(values);
+    for (let i = 0; i < names.length; i++) {
+      const parts = __agentctx_parts(names[i]);
+      _defineProperty(__agentctx_holder(ctx, parts), parts[parts.length - 1], { __proto__: null,
+        value: __agentctx_own(values, names[i]), writable: false, enumerable: true, configurable: true });
+    }
+    return ctx;
+  }
+
   // The deprecated Output API: `const output = new Output(ctx); output.Send(...)`, as Yao designed it
   // (agent/output/jsapi/output.go, commented out at afab9c2): the constructor needs the ctx, and Send /
   // SendGroup return the Output, so calls chain. Flush is ours (the seed's buffer needs one).
@@ -309,10 +439,15 @@
       _stringify(__agentctx_format(thrown)) + ',"stack":"","code":' + _stringify(code) + ',"value":' + value + "}";
   }
 
-  function __agentctx_call(name, argsJson) {
+  function __agentctx_call(name, argsJson, membersJson) {
+    return __agentctx_flat(__agentctx_call_envelope(name, argsJson, membersJson));
+  }
+
+  function __agentctx_call_envelope(name, argsJson, membersJson) {
     try {
       const args = _parse(argsJson);
       args[0] = __agentctx_make_ctx(args[0]);
+      if (typeof membersJson === "string") args[0] = __agentctx_bind(args[0], _parse(membersJson));
       let result;
       try {
         result = _apply(hooks[name], undefined, args);
@@ -361,7 +496,7 @@
   function __agentctx_take_abort() {
     const stack = abortStack;
     abortStack = "";
-    return stack;
+    return __agentctx_flat(stack);
   }
 
   const api = _freeze({
@@ -370,6 +505,7 @@
     register: __agentctx_register,
     sourceOf: __agentctx_source_of,
     takeAbort: __agentctx_take_abort,
+    callback: function __agentctx_callback(argsJson) { return __agentctx_flat(__agentctx_run_callback(argsJson)); },
     defineGlobal: __agentctx_define_global,
     builtinError: _Error,
   });

@@ -24,6 +24,8 @@ end of the call. Console lines are shipped at once (a line written just before a
 Wire format (both ways): frames of a 4-byte little-endian length, then a one-byte tag, then the body.
 Kernel → worker: ``L`` load (JSON), ``C`` call (JSON header, ``\\n``, the call's arguments as JSON),
 ``R`` a round trip's reply (the text the prelude reads), ``A`` abort (the round trip failed the call),
+``K`` a callback (during a bound ``ctx`` call: run the waiting ``onChunk`` with these arguments; its
+answer is an ``F`` frame whose header has ``callback``),
 ``N`` notice (a batch failed in the kernel: thrown at the hook's next ``ctx.Flush``), ``X`` exit.
 Worker → kernel: ``F`` frames only: a JSON header (counters, console lines, ``flush``, an ``op`` to
 answer, or the ``result``), ``\\n``, the batch (a JSON array of ``["s", message]`` / ``["g", group]``),
@@ -74,7 +76,7 @@ _LEN = struct.Struct("<I")
 _HANDLER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
 
 HOST_LABELS = {"send": "ctx.Send", "send_group": "ctx.SendGroup", "flush": "ctx.Flush", "sleep": "time.Sleep",
-               "console": "console", "global": "host function"}
+               "console": "console", "global": "host function", "yao": "ctx"}
 _YAO_PREFIXES = {"send": ("invalid message: ", "Send failed: "), "send_group": ("invalid group: ", "SendGroup failed: ")}
 """Yao's wording (agent/context/jsapi.go:177-211): a message Yao cannot parse is ``invalid message: …``;
 one that its writer refuses (a standard client's image without a url) is ``Send failed: …``."""
@@ -306,6 +308,8 @@ class Worker:
         self.context: Any = None
         self.call_fn: Any = None
         self.take_abort: Any = None
+        self.callback_fn: Any = None
+        self.callback_stack = ""
         self.limits: dict = {}
         self.hook: str | None = None
         self.in_call = False
@@ -320,7 +324,8 @@ class Worker:
         self.delivered = 0
         self.internal: str | None = None
         self.handlers = {"send": self._send, "send_group": self._send_group, "flush": self._flush,
-                         "console": self._console, "sleep": self._sleep, "global": self._global}
+                         "console": self._console, "sleep": self._sleep, "global": self._global,
+                         "yao": self._bound}
 
     # -- the loop -----------------------------------------------------------------------------
 
@@ -348,6 +353,7 @@ class Worker:
         self.sent = self.chars = self.console_chars = 0
         self.notices, self.delivered = [], 0
         self.internal: str | None = None
+        self.callback_stack = ""
         _limit_cpu(float(limits["time_limit"]))
         self.budget.arm(float(limits["time_limit"]), float(limits["wall_limit"]))
 
@@ -355,7 +361,7 @@ class Worker:
         self.budget.disarm()
         if self.budget.tripped is not None:
             outcome["tripped"] = self.budget.tripped
-            stack = self._abort_stack()
+            stack = self._abort_stack() or self.callback_stack
             if stack:
                 outcome["abort_stack"] = stack
         if self.internal is not None:
@@ -389,6 +395,7 @@ class Worker:
             self.context = context
             api = context.eval(PRELUDE)
             self.call_fn, self.take_abort = api("call"), api("takeAbort")
+            self.callback_fn = api("callback")
             register, source_of, define_global, builtin_error = (api("register"), api("sourceOf"),
                                                                   api("defineGlobal"), api("builtinError"))
             for name, value in request["globals"].items():
@@ -418,7 +425,11 @@ class Worker:
         envelope = ""
         outcome: dict = {}
         try:
-            envelope = self.call_fn(request["name"], payload.decode())
+            members = request.get("members")  # the ctx members the host binds (yao/binding.py); seed: none
+            if members is None:
+                envelope = self.call_fn(request["name"], payload.decode())
+            else:
+                envelope = self.call_fn(request["name"], payload.decode(), members)
             if not isinstance(envelope, str):
                 outcome["internal"] = f"the prelude returned {type(envelope).__name__}, not a string"
                 envelope = ""
@@ -579,10 +590,16 @@ class Worker:
     def _global(self, args_json: str) -> str:
         return self._round_trip({"op": "global"}, args_json)
 
+    def _bound(self, args_json: str) -> str:
+        """A method of a member the host bound on ``ctx`` (``[path, args, wants chunks]``): a round trip."""
+        if not self.in_call:
+            return error_reply(host_error_text("yao", RuntimeError("ctx is only usable while a hook runs")))
+        return self._round_trip({"op": "yao"}, args_json)
+
     # -- talking to the kernel ----------------------------------------------------------------
 
     def ship(self, *, flush: bool = False, op: dict | None = None, result: dict | None = None,
-             extra: bytes = b"") -> None:
+             extra: bytes = b"", callback: str | None = None) -> None:
         """Send the buffered batch and console lines (with a flush, an op or the result) to the kernel."""
         header: dict[str, Any] = {"sent": self.sent, "chars": self.chars, "console_chars": self.console_chars}
         if self.console:
@@ -594,6 +611,8 @@ class Worker:
             header["op"] = op
         if result is not None:
             header["result"] = result
+        if callback is not None:
+            header["callback"] = callback
         items = ("[" + ",".join(self.items) + "]").encode() if self.items else b"[]"
         self.items, self.items_chars = [], 0
         self.channel.send(b"F" + orjson.dumps(header) + b"\n" + items + b"\n" + extra)
@@ -614,6 +633,20 @@ class Worker:
                 return self._abort_reply()
             if tag == b"N":
                 self.notices.append(body[1:].decode())
+            if tag == b"K":
+                self._callback(body[1:])
+
+    def _callback(self, args_json: bytes) -> None:
+        """The kernel calls back the waiting ``onChunk`` (during a bound call): run it, ship its answer."""
+        try:
+            envelope = self.callback_fn(args_json.decode())
+            if not isinstance(envelope, str):
+                envelope = orjson.dumps({"ok": False, "error": "the prelude returned no answer"}).decode()
+        except (_quickjs.JSException, _quickjs.StackOverflow) as error:  # stopped by a limit inside it
+            if not self.callback_stack:
+                self.callback_stack = str(error)  # where it stopped, for the call's error (see _finish)
+            envelope = orjson.dumps({"ok": False, "stopped": str(error)}).decode()
+        self.ship(callback=envelope)
 
     def _poll_notices(self) -> None:
         while True:
