@@ -48,11 +48,15 @@ bench: setup chromium
 	cd js && node bench/delta-append.mjs
 	$(PY) bench/assemble.py
 	$(PY) bench/stream.py
+	$(PY) bench/frontend.py
 	$(PY) bench/load.py
 	$(PY) bench/models.py
 	$(PY) bench/notebook_size.py
 	$(PY) bench/watch.py
 	$(PY) bench/marimo_stream.py
+	$(PY) bench/yao_output.py
+	$(PY) bench/yao_runner.py
+	$(PY) bench/yao_typescript.py
 
 clean:
 	rm -rf $(VENV) js/node_modules agentctx_widgets/static

@@ -314,6 +314,11 @@ export function connect({
   /** @param {unknown} received */
   const onCustom = (received) => {
     if (!isKernelMessage(received)) return;
+    // A snapshot this view would not adopt (an answer to another view's sync) is not worth copying.
+    if (received.kind === "snapshot" && store.loaded && received.seq <= store.seq) {
+      lastSyncAsk = -Infinity;
+      return;
+    }
     // Every view of one model receives the same message object, and the store writes into what it
     // keeps (in-place deltas, pending_append, context splices): each view needs its own copy.
     const message = structuredClone(received);
