@@ -337,3 +337,18 @@ def test_an_onchunk_that_throws_stops_the_stream_and_is_not_rethrown(tmp_path: P
             "onChunk threw Error: no thanks; the stream stopped (Yao stops on a callback error and does not rethrow it)"]
     finally:
         hooks.close()
+
+
+def test_a_result_over_a_kilobyte_crosses_back_to_python() -> None:
+    """QuickJS-NG keeps a long concatenation as a rope string, which the Python binding cannot read
+    ("Unknown quickjs tag: -6"); the prelude's result envelope is such a concatenation, so a seed hook
+    returning ~1.3 KB failed as an internal error before the prelude flattened what it hands back."""
+    from agentctx_widgets import Output
+    from agentctx_widgets.hooks import HookContext, hooks_from_js
+
+    hooks = hooks_from_js('function Create(ctx, m) { return { a: "x".repeat(300) + "y", b: "z".repeat(1000) }; }')
+    try:
+        answer = asyncio.run(hooks.call("Create", HookContext(output=Output()), []))
+        assert answer == {"a": "x" * 300 + "y", "b": "z" * 1000}
+    finally:
+        hooks.close()

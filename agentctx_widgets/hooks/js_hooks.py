@@ -33,6 +33,12 @@ and :data:`MAX_SEND_BYTES` for one message (a larger one is refused at its ``Sen
 before). Past a cap, a limit or an interrupt the call fails — whatever the hook catches — with a
 :class:`HookError` subclass naming the hook, the line and the limit or cap; the engine is rebuilt.
 
+**Bound members.** A ``ctx`` with ``host_members()`` (today's Yao ctx, ``yao/binding.py``) sends a table of
+method paths with each call; the prelude installs them on the hook's ``ctx`` and each call is one round
+trip to ``ctx.host_call(path, args, on_chunk)``, whose exception text is the JavaScript ``Error``'s. An
+``onChunk`` function stays in the worker: ``on_chunk`` sends each chunk back to it (a ``K`` frame) and
+serves its own host calls until it answers, all under the call's limits.
+
 **A sealed bridge.** The prelude captures what it uses before hook code runs; what a hook sends or
 returns is serialized without the built-in prototypes' ``toJSON`` (see ``js_prelude.js``). Any failure
 of ours is a ``HookError`` with code ``HOOK_INTERNAL`` naming the hook, and the engine is rebuilt, so
