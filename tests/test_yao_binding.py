@@ -10,6 +10,7 @@ and its output methods), context/output.go (the lifecycle events), jsapi_llm.go 
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -350,5 +351,43 @@ def test_a_result_over_a_kilobyte_crosses_back_to_python() -> None:
     try:
         answer = asyncio.run(hooks.call("Create", HookContext(output=Output()), []))
         assert answer == {"a": "x" * 300 + "y", "b": "z" * 1000}
+    finally:
+        hooks.close()
+
+
+class SlowModel:
+    """A model that waits before each of its three chunks (a remote model, as the hook sees it)."""
+
+    def __init__(self, pause: float) -> None:
+        self.pause = pause
+
+    def stream(self, messages: list, *, options: Any = None) -> Any:
+        yield {"type": "text_start", "contentIndex": 0}
+        for piece in ("a", "b", "c"):
+            time.sleep(self.pause)
+            yield {"type": "text_delta", "contentIndex": 0, "delta": piece}
+        yield {"type": "text_end", "contentIndex": 0}
+        yield {"type": "done"}
+
+
+def test_waiting_on_a_model_is_not_the_hooks_time_but_its_callbacks_are(tmp_path: Path) -> None:
+    """ctx.llm / agent / mcp / search wait on the outside world: like time.Sleep, that wait does not
+    count against time_limit (a model slower than the limit still answers), while the JavaScript its
+    onChunk runs does (the endless onChunk above is stopped). Each onChunk makes a host call, where the
+    worker checks the deadline: counted, the second chunk (0.5 s in) would be past the 0.3 s limit."""
+    (tmp_path / "index.ts").write_text(
+        "function Create(ctx: any) {\n"
+        "  const seen: string[] = [];\n"
+        '  const result = ctx.llm.Stream("m", [{ role: "user", content: "x" }], {\n'
+        "    onChunk: (msg: any) => { seen.push(msg.props.content); ctx.memory.chat.Set(\"last\", seen.length); return 0; },\n"
+        "  });\n"
+        "  return { metadata: { seen, content: result.content } };\n"
+        "}\n")
+    hooks = load_ts_module_set(tmp_path, time_limit=0.3)
+    try:
+        ctx = current_context(sinks=[], chat_id="c", services={"model": SlowModel(0.25)})  # 0.75 s in all
+        answer = asyncio.run(hooks.call("Create", ctx, []))
+        assert answer == {"metadata": {"seen": ["a", "b", "c"], "content": "abc"}}
+        assert ctx.services.memory.chat.Get("last") == 3
     finally:
         hooks.close()

@@ -111,6 +111,7 @@ class _Call:
         self.time_limit, self.wall_limit = hooks.time_limit, hooks.wall_limit
         self.start = self.answered = time.monotonic()
         self.slept = 0.0
+        self.waits: list[float] = []  # when each running outside bound call last left JavaScript
         self.late: list[str] = []
         self.base = (turn.messages, turn.chars, turn.console)
         self.real_messages = self.real_chars = self.real_console = 0
@@ -529,7 +530,7 @@ class JsHooks:
             return b"R"
         ctx = call.ctx
         if kind == "yao":
-            return self._bound_call(call, extra)
+            return self._bound_call(call, extra, bool(op.get("outside")))
         if kind in ("send", "send_group", "flush"):
             try:
                 if ctx is None:
@@ -546,16 +547,19 @@ class JsHooks:
             return b"R"
         return b"R" + error_reply(f"no host call {kind!r}").encode()
 
-    def _bound_call(self, call: _Call, extra: bytes) -> bytes:
+    def _bound_call(self, call: _Call, extra: bytes, outside: bool = False) -> bytes:
         """A method of a member ``ctx.host_members()`` bound (today's Yao ctx): ``ctx.host_call`` runs it;
         what it raises is thrown in JavaScript as a plain ``Error`` with its text (Yao's, unchanged). When
         the hook passed an ``onChunk`` function, ``host_call`` gets a Python stand-in that calls it in
-        the worker while the call runs (see :meth:`_callback`)."""
+        the worker while the call runs (see :meth:`_callback`). An ``outside`` call (a model, an agent)
+        waits as ``time.Sleep`` does: only its callbacks' time is the hook's."""
         ctx = call.ctx
         host_call = getattr(ctx, "host_call", None)
         if not callable(host_call):
             return b"R" + error_reply("ctx: this ctx binds no members").encode()
         failure: list[BaseException] = []
+        if outside:
+            call.waits.append(time.monotonic())
         try:
             path, args, chunks = orjson.loads(extra)
             on_chunk = self._callback(call, failure) if chunks else None
@@ -563,6 +567,9 @@ class JsHooks:
             reply = b"R" + orjson.dumps([0, {"v": value}], default=_json_default)
         except Exception as error:  # noqa: BLE001 - thrown in JavaScript at the call
             reply = b"R" + error_reply(str(error)).encode()
+        finally:
+            if outside:
+                call.slept += time.monotonic() - call.waits.pop()
         if failure:  # the worker stopped or died while onChunk ran: that ends the call, as any limit does
             raise failure[0]
         return reply
@@ -576,6 +583,8 @@ class JsHooks:
                 return 1
             worker = call.worker
             assert worker is not None
+            if call.waits:
+                call.slept += time.monotonic() - call.waits[-1]
             try:
                 worker.send(b"K" + orjson.dumps(list(args), default=_json_default))
                 while True:
@@ -600,6 +609,9 @@ class JsHooks:
             except BaseException as error:  # noqa: BLE001 - raised again once the host call returns
                 failure.append(error)
                 return 1
+            finally:
+                if call.waits:
+                    call.waits[-1] = time.monotonic()
             if answer.get("ok"):
                 return int(answer.get("value") or 0)
             if "error" in answer:

@@ -297,7 +297,8 @@
     if (typeof answer === "number" && answer === answer && answer !== 1 / 0 && answer !== -1 / 0) number = _trunc(answer);
     return '{"ok":true,"value":' + _stringify(number) + "}";
   }
-  function __agentctx_bound_call(path, args, callbackAt) {
+  function __agentctx_bound_call(path, args, callbackAt, outside) {
+    const door = outside ? "yao_outside" : "yao"; // "yao_outside": its wait is not the hook's time
     let callback;
     if (callbackAt !== undefined && args.length > callbackAt) {
       const options = args[callbackAt];
@@ -308,12 +309,12 @@
     }
     let reply;
     if (callback === undefined) {
-      reply = __agentctx_hostcall("yao", [path, args, false]);
+      reply = __agentctx_hostcall(door, [path, args, false]);
     } else {
       const depth = waiting.length;
       waiting[depth] = callback;
       try {
-        reply = __agentctx_hostcall("yao", [path, args, true]);
+        reply = __agentctx_hostcall(door, [path, args, true]);
       } finally {
         waiting.length = depth;
       }
@@ -338,7 +339,8 @@
         value: function __agentctx_node_method() {
           const args = [id];
           for (let j = 0; j < arguments.length; j++) args[j + 1] = arguments[j];
-          return __agentctx_result(table, kind, __agentctx_bound_call("trace.node." + method, args, undefined), node);
+          return __agentctx_result(table, kind, __agentctx_bound_call("trace.node." + method, args, undefined, false),
+            node);
         } });
     }
     return node;
@@ -357,16 +359,18 @@
   function __agentctx_bind(ctx, table) {
     const drop = __agentctx_own(table, "drop"), methods = __agentctx_own(table, "methods");
     const callbacks = __agentctx_own(table, "callbacks"), values = __agentctx_own(table, "values");
+    const outsideList = __agentctx_own(table, "outside"), outside = { __proto__: null };
+    for (let i = 0; i < outsideList.length; i++) outside[outsideList[i]] = true;
     for (let i = 0; i < drop.length; i++) delete ctx[drop[i]];
     const paths = _keys(methods);
     for (let i = 0; i < paths.length; i++) {
       const path = paths[i], kind = __agentctx_own(methods, path), parts = __agentctx_parts(path);
       const holder = __agentctx_holder(ctx, parts);
-      const callbackAt = __agentctx_own(callbacks, path);
+      const callbackAt = __agentctx_own(callbacks, path), waits = outside[path] === true;
       _defineProperty(holder, parts[parts.length - 1], { __proto__: null, writable: true, enumerable: true,
         configurable: true, value: function __agentctx_ctx_method() {
-          return __agentctx_result(table, kind, __agentctx_bound_call(path, __agentctx_arguments(arguments), callbackAt),
-            holder);
+          return __agentctx_result(table, kind,
+            __agentctx_bound_call(path, __agentctx_arguments(arguments), callbackAt, waits), holder);
         } });
     }
     const names = _keys(values);

@@ -76,7 +76,7 @@ _LEN = struct.Struct("<I")
 _HANDLER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
 
 HOST_LABELS = {"send": "ctx.Send", "send_group": "ctx.SendGroup", "flush": "ctx.Flush", "sleep": "time.Sleep",
-               "console": "console", "global": "host function", "yao": "ctx"}
+               "console": "console", "global": "host function", "yao": "ctx", "yao_outside": "ctx"}
 _YAO_PREFIXES = {"send": ("invalid message: ", "Send failed: "), "send_group": ("invalid group: ", "SendGroup failed: ")}
 """Yao's wording (agent/context/jsapi.go:177-211): a message Yao cannot parse is ``invalid message: …``;
 one that its writer refuses (a standard client's image without a url) is ``Send failed: …``."""
@@ -310,6 +310,7 @@ class Worker:
         self.take_abort: Any = None
         self.callback_fn: Any = None
         self.callback_stack = ""
+        self.waits: list[float] = []  # when each running outside call last left JavaScript (innermost last)
         self.limits: dict = {}
         self.hook: str | None = None
         self.in_call = False
@@ -325,7 +326,7 @@ class Worker:
         self.internal: str | None = None
         self.handlers = {"send": self._send, "send_group": self._send_group, "flush": self._flush,
                          "console": self._console, "sleep": self._sleep, "global": self._global,
-                         "yao": self._bound}
+                         "yao": self._bound, "yao_outside": self._bound_outside}
 
     # -- the loop -----------------------------------------------------------------------------
 
@@ -354,6 +355,7 @@ class Worker:
         self.notices, self.delivered = [], 0
         self.internal: str | None = None
         self.callback_stack = ""
+        self.waits = []
         _limit_cpu(float(limits["time_limit"]))
         self.budget.arm(float(limits["time_limit"]), float(limits["wall_limit"]))
 
@@ -596,6 +598,17 @@ class Worker:
             return error_reply(host_error_text("yao", RuntimeError("ctx is only usable while a hook runs")))
         return self._round_trip({"op": "yao"}, args_json)
 
+    def _bound_outside(self, args_json: str) -> str:
+        """A bound call that waits on the outside world (a model, an agent): its wait counts as a sleep;
+        the time its ``onChunk`` callbacks run JavaScript counts (see :meth:`_callback`)."""
+        if not self.in_call:
+            return error_reply(host_error_text("yao", RuntimeError("ctx is only usable while a hook runs")))
+        self.waits.append(time.monotonic())
+        try:
+            return self._round_trip({"op": "yao", "outside": True}, args_json)
+        finally:
+            self.budget.slept += time.monotonic() - self.waits.pop()
+
     # -- talking to the kernel ----------------------------------------------------------------
 
     def ship(self, *, flush: bool = False, op: dict | None = None, result: dict | None = None,
@@ -638,6 +651,8 @@ class Worker:
 
     def _callback(self, args_json: bytes) -> None:
         """The kernel calls back the waiting ``onChunk`` (during a bound call): run it, ship its answer."""
+        if self.waits:
+            self.budget.slept += time.monotonic() - self.waits[-1]
         try:
             envelope = self.callback_fn(args_json.decode())
             if not isinstance(envelope, str):
@@ -646,6 +661,8 @@ class Worker:
             if not self.callback_stack:
                 self.callback_stack = str(error)  # where it stopped, for the call's error (see _finish)
             envelope = orjson.dumps({"ok": False, "stopped": str(error)}).decode()
+        if self.waits:
+            self.waits[-1] = time.monotonic()
         self.ship(callback=envelope)
 
     def _poll_notices(self) -> None:

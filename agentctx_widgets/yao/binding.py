@@ -15,6 +15,10 @@ while the call runs: the bridge sends each chunk back into the worker, which run
 (its own ``ctx`` calls served meanwhile) and returns its number, so a non-zero return stops the stream
 and a throw stops it too, unrethrown (``jsapi_agent.go:170-198``).
 
+Time: a call of ``llm`` / ``agent`` / ``mcp`` / ``search`` waits on the outside world, so that wait is not
+the hook's ``time_limit`` (as ``time.Sleep`` is not; the ``wall_limit`` still bounds it); the JavaScript
+its ``onChunk`` runs is. Every other member's call counts, as any host call does.
+
 Which API a script gets is :mod:`.api_generation`'s rule (:func:`script_api`): a seed script keeps the
 seed's ``HookContext`` (``Send`` / ``SendGroup`` / ``Flush``) unchanged.
 """
@@ -46,6 +50,9 @@ RESULT_KINDS = {"trace.Add": "node", "trace.Parallel": "nodes", "trace.Info": "o
                 "trace.Warn": "owner", "trace.Error": "owner"}
 """How the prelude turns a result into JavaScript: a trace node object, a list of them, or the object the
 method was called on (Yao's trace log methods return ``this``, ``trace/jsapi/trace.go``)."""
+OUTSIDE = ("llm", "agent", "mcp", "search")
+"""Members whose calls wait on the outside world (a model, another assistant, a tool, a search): that
+wait is not the hook's time, as ``time.Sleep`` is not (the wall-clock limit still bounds it)."""
 VOID_RESULTS = ("EndBlock", "Release", "memory.Set", "memory.Del", "memory.Clear")
 """Methods whose result is ``undefined`` in Yao (``jsapi.go:744``, ``:214``, ``:835``, ``:851``, ``:896``),
 where Python's ``None`` would otherwise reach the hook as ``null`` (what ``memory.Get`` of a missing key
@@ -92,7 +99,8 @@ class YaoHookContext(HookContext):
                 methods.update({f"{member}.{name}": RESULT_KINDS.get(f"{member}.{name}", "value") for name in listed})
         methods["Release"] = "void"
         values = {"trace.id": shape["trace_id"]} if "trace_id" in shape else {}
-        return {"methods": methods, "callbacks": {path: at for path, at in CALLBACK_AT.items() if path in methods},
+        outside = [path for path in methods if path.split(".", 1)[0] in OUTSIDE]
+        return {"methods": methods, "outside": outside, "callbacks": {path: at for path, at in CALLBACK_AT.items() if path in methods},
                 "node": {name: NODE_RESULTS.get(name, "owner") for name in METHODS["trace.node"]}
                 if "trace.Add" in methods else {}, "values": values, "drop": list(SEED_METHODS)}
 
