@@ -5,9 +5,14 @@ it was sent and nothing is buffered or applied. ``flush`` hands the buffered mes
 in order, and applies them to the *flushed* state (``.state``). Each send costs the size of the message:
 both states are owned here (``LiveState``) and updated in place through the delta engine's plan/commit
 split. The stream's own shape — a text append onto an open message's string prop — takes a fast path
-(``try_text_append`` + ``LiveState.append_text``): no general walk, no plan, the text kept as parts until
-the state is read. Everything else, and every case that shape could get wrong (an unknown id, a done
+(``try_text_append_parts`` + ``LiveState.append_text``): no general walk, no plan, the text kept as parts
+until the state is read. Everything else, and every case that shape could get wrong (an unknown id, a done
 message, another type, a target that is not a string), goes through the full path and its diagnostics.
+
+A fast-path send is buffered as its parts (a ``TextAppend`` tuple), not as a message dict: a sink with
+``append_text(msg_id, mtype, key, text)`` (``ContextView``) gets those parts as they are, so a delta
+builds no dict on its way to the view; every other sink, ``messages`` and ``pending`` get the normalized
+dicts, built from the parts when they are read (once per flush for all sinks that need them).
 """
 
 from __future__ import annotations
@@ -24,12 +29,19 @@ from .messages import (
     OutputMessage,
     clone_json,
     group_members,
+    TextAppend,
     normalize_group,
     normalize_message,
-    try_text_append,
+    text_append_message,
+    try_text_append_parts,
 )
 
-_TextAppend = tuple  # (id, type, key, text, normalized message): a send that took the fast path
+_Entry = OutputMessage | TextAppend
+"""A buffered send: the normalized message, or a fast-path text append's parts (a tuple)."""
+
+AppendText = Callable[[str, str, str, str], None]
+"""A sink's ``append_text(msg_id, mtype, key, text)``: one text append onto an open message's string prop."""
+
 
 
 @runtime_checkable
@@ -40,6 +52,10 @@ class Sink(Protocol):
 
 
 SinkLike = Sink | Callable[[list[dict[str, Any]]], None]
+
+_SinkEntry = tuple[SinkLike, Callable[[list[dict[str, Any]]], None], Callable[[OutputGroup], None] | None,
+                   AppendText | None]
+"""``(sink, write, write_group or None, append_text or None)``, the methods looked up once in ``add_sink``."""
 
 DEFAULT_HISTORY = 1_000
 """How many flushed messages ``Output.messages`` keeps by default (about 0.5 MB of small deltas)."""
@@ -68,6 +84,28 @@ def _writer(sink: SinkLike) -> Callable[[list[dict[str, Any]]], None]:
     if callable(sink):
         return sink
     raise TypeError(f"an output sink needs a write(messages) method or must be callable, got {sink!r}")
+
+
+def _materialize(entries: list[_Entry]) -> list[OutputMessage]:
+    """The buffered entries as normalized message dicts (a new list; a fast-path entry becomes its dict)."""
+    return [text_append_message(entry) if type(entry) is tuple else entry for entry in entries]  # type: ignore[arg-type,misc]
+
+
+def _deliver_mixed(write: Callable[[list[dict[str, Any]]], None], append_text: AppendText,
+                   entries: list[_Entry]) -> None:
+    """A sink with ``append_text``: each fast-path append through it, each run of other messages as one
+    ``write(run)``, in send order."""
+    run: list[OutputMessage] = []
+    for entry in entries:
+        if type(entry) is tuple:
+            if run:
+                write(run)
+                run = []
+            append_text(entry[0], entry[1], entry[2], entry[3])  # type: ignore[misc]
+        else:
+            run.append(entry)  # type: ignore[arg-type]
+    if run:
+        write(run)
 
 
 def _deliver_with_groups(write: Callable[[list[dict[str, Any]]], None], write_group: Callable[[OutputGroup], None],
@@ -102,20 +140,24 @@ class Output:
         """Turn the first diagnostic into a :class:`DiagnosticError` (raised by the call that caused it)."""
         self.diagnostics: list[dict] = []
         """What Yao accepts but a hook author almost surely did not mean (see ``output/diagnostics.py``)."""
-        self._sinks: list[tuple[SinkLike, Callable[[list[dict[str, Any]]], None]]] = []
+        self._sinks: list[_SinkEntry] = []
+        """Replaced, never changed in place, so ``flush`` walks it without a copy while a sink adds or removes one."""
+        self._dict_sinks = 0
+        """How many sinks take message dicts only (no ``append_text``): the last one gets the batch uncopied."""
         self._message_checks: list[Callable[[OutputMessage], None]] = []
         """Each sink's ``check(message)`` (a client that refuses some messages at send), in sink order."""
         for sink in sinks or ():
             self.add_sink(sink)
         self._pending_state = LiveState()
         self._flushed_state = LiveState()
-        self._buffer: list[OutputMessage] = []
-        self._changes: list[Change | _TextAppend] = []
+        self._buffer: list[_Entry] = []
+        self._changes: list[Change] = []
+        """The planned change of each buffered dict (fast-path entries carry their own parts), in order."""
         # [groups to sinks] each SendGroup still buffered: (start, end) in _buffer, the normalized group
         self._groups: list[tuple[int, int, OutputGroup]] = []
         # The last `history` flushed messages (None keeps all): a long stream of deltas must not keep
         # every delta alive; the delta state already holds what they add up to.
-        self._flushed: deque[OutputMessage] = deque(maxlen=history)
+        self._flushed: deque[_Entry] = deque(maxlen=history)
         self._flushed_count = 0
 
     # ---- diagnostics -----------------------------------------------------------------------------
@@ -133,26 +175,32 @@ class Output:
 
     def add_sink(self, sink: SinkLike) -> SinkLike:
         """Deliver future flushes to ``sink`` too; returns it (handy for recorders)."""
-        self._sinks.append((sink, _writer(sink)))
+        write = _writer(sink)
+        write_group = getattr(sink, "write_group", None)  # [groups to sinks]
+        append_text = getattr(sink, "append_text", None)
+        entry = (sink, write, write_group if callable(write_group) else None,
+                 append_text if callable(append_text) else None)
+        self._sinks = [*self._sinks, entry]
         self._find_checks()
         return sink
 
     def remove_sink(self, sink: SinkLike) -> None:
         """Stop delivering to ``sink``; ``ValueError`` if it was never added."""
-        for index, (known, _) in enumerate(self._sinks):
+        for index, (known, *_) in enumerate(self._sinks):
             if known is sink:
-                del self._sinks[index]
+                self._sinks = self._sinks[:index] + self._sinks[index + 1:]
                 self._find_checks()
                 return
         raise ValueError(f"output sink {sink!r} is not attached to this Output")
 
     def _find_checks(self) -> None:
-        checks = (getattr(sink, "check", None) for sink, _ in self._sinks)
+        checks = (getattr(sink, "check", None) for sink, *_ in self._sinks)
         self._message_checks = [check for check in checks if callable(check)]
+        self._dict_sinks = sum(1 for *_, append_text in self._sinks if append_text is None)
 
     @property
     def sinks(self) -> list[SinkLike]:
-        return [sink for sink, _ in self._sinks]
+        return [sink for sink, *_ in self._sinks]
 
     # ---- sending ---------------------------------------------------------------------------------
 
@@ -162,16 +210,18 @@ class Output:
         Raises ``OutputMessageError`` (bad shape) or ``DeltaError`` (cannot apply) and then changes
         nothing.
         """
-        normalized = try_text_append(message)
-        if normalized is not None:  # the stream's own shape: nothing to drop, nothing to report so far
-            for check in self._message_checks:
-                check(normalized)
-            msg_id, mtype, key = normalized["id"], normalized["type"], normalized["delta_path"]  # type: ignore[typeddict-item]
-            text = normalized["props"][key]
-            if self._pending_state.append_text(msg_id, mtype, key, text):
-                self._buffer.append(normalized)
-                self._changes.append((msg_id, mtype, key, text, normalized))
-                return msg_id
+        parts = try_text_append_parts(message)
+        if parts is not None:  # the stream's own shape: nothing to drop, nothing to report so far
+            normalized = None
+            if self._message_checks:
+                normalized = text_append_message(parts)
+                for check in self._message_checks:
+                    check(normalized)
+            if self._pending_state.append_text(parts[0], parts[1], parts[2], parts[3]):
+                self._buffer.append(parts)
+                return parts[0]
+            if normalized is None:
+                normalized = text_append_message(parts)
             found = Collector()  # not an open string here: the full plan decides (and reports)
         else:
             found = Collector()
@@ -187,7 +237,7 @@ class Output:
 
     def _check_with_sinks(self, method: str, value: Any) -> None:
         """Let a sink refuse what its client would (a standard client's image without a url), at send."""
-        for sink, _ in self._sinks:
+        for sink, *_ in self._sinks:
             check = getattr(sink, method, None)
             if callable(check):
                 check(value)
@@ -232,24 +282,37 @@ class Output:
         batch, changes, groups = self._buffer, self._changes, self._groups
         self._buffer, self._changes, self._groups = [], [], []
         flushed = self._flushed_state
-        for change in changes:
-            if type(change) is tuple:
-                msg_id, mtype, key, text, message = change
-                if not flushed.append_text(msg_id, mtype, key, text):  # cannot happen: the states agree
-                    flushed.commit(flushed.plan(message))
+        planned = iter(changes)
+        for entry in batch:
+            if type(entry) is tuple:
+                if not flushed.append_text(entry[0], entry[1], entry[2], entry[3]):  # type: ignore[misc]
+                    flushed.commit(flushed.plan(text_append_message(entry)))  # cannot happen: the states agree
             else:
-                flushed.commit(change)
+                flushed.commit(next(planned))
         self._flushed.extend(batch)
         self._flushed_count += len(batch)
-        errors: list[tuple[SinkLike, BaseException]] = []
-        for sink, write in list(self._sinks):
+        errors: list[tuple[SinkLike, BaseException]] | None = None
+        sinks = self._sinks  # replaced, never mutated (add_sink): no copy needed while sinks run
+        dicts: list[OutputMessage] | None = None
+        dict_sinks = self._dict_sinks
+        for sink, write, write_group, append_text in sinks:
             try:
-                write_group = getattr(sink, "write_group", None)  # [groups to sinks]
-                if groups and callable(write_group):
-                    _deliver_with_groups(write, write_group, batch, groups)
-                elif batch:
-                    write(list(batch))
+                if append_text is not None:
+                    if groups and write_group is not None:  # [groups to sinks]
+                        _deliver_with_groups(lambda run: _deliver_mixed(write, append_text, run),  # noqa: B023
+                                             write_group, batch, groups)  # type: ignore[arg-type]
+                    else:
+                        _deliver_mixed(write, append_text, batch)
+                    continue
+                if dicts is None:
+                    dicts = _materialize(batch)
+                dict_sinks -= 1
+                if groups and write_group is not None:  # [groups to sinks]
+                    _deliver_with_groups(write, write_group, dicts, groups)
+                elif dicts:
+                    write(dicts if dict_sinks == 0 else list(dicts))  # the last one takes the list itself
             except Exception as error:  # noqa: BLE001 - reported below, after every sink had its turn
+                errors = errors or []
                 errors.append((sink, error))
         if errors:
             raise SinkError(errors) from errors[0][1]
@@ -275,7 +338,7 @@ class Output:
     def messages(self) -> list[OutputMessage]:
         """The normalized messages flushed so far, in order — the last ``history`` of them (a new list;
         the dicts are shared). ``flushed_count`` says how many were flushed in all."""
-        return list(self._flushed)
+        return _materialize(self._flushed)  # type: ignore[arg-type]
 
     @property
     def flushed_count(self) -> int:
@@ -285,7 +348,7 @@ class Output:
     @property
     def pending(self) -> list[OutputMessage]:
         """Messages sent but not yet flushed."""
-        return list(self._buffer)
+        return _materialize(self._buffer)
 
     def __repr__(self) -> str:
         return (f"Output(accept={self.accept!r}, sinks={len(self._sinks)}, flushed={self._flushed_count}, "

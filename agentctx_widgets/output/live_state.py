@@ -73,7 +73,11 @@ class LiveState:
         if texts is not None:
             open_text = texts.get(key)
             if open_text is not None and (open_text.type == mtype or not mtype):
-                open_text.add(text)
+                tail = open_text.tail  # _OpenText.add, inlined: this runs once per streamed delta
+                tail.append(text)
+                if len(tail) >= TAIL_PARTS:
+                    open_text.chunks.append("".join(tail))
+                    tail.clear()
                 return True
         entry = self._state["messages"].get(msg_id)
         if entry is None or entry["done"] or (mtype and mtype != entry["type"]):

@@ -355,10 +355,26 @@ def try_text_append(message: Any) -> OutputMessage | None:
     """``normalize_message(message)`` for the stream's own shape, at a fraction of its cost — or None
     when ``message`` is anything else (the caller then runs ``normalize_message``).
 
+    The shape is ``try_text_append_parts``'s; this builds the normalized dict from its parts.
+    """
+    parts = try_text_append_parts(message)
+    return None if parts is None else text_append_message(parts)
+
+
+TextAppend = tuple[str, str, str, str, bool]
+"""A text append in the stream's own shape, as parts: ``(id, type, key, text, with_action)``
+(``with_action``: the message spelled ``delta_action: "append"``). ``text_append_message`` gives its
+normalized dict; ``Output`` keeps these instead of dicts on its fast path."""
+
+
+def try_text_append_parts(message: Any) -> TextAppend | None:
+    """The parts of a text append in the stream's own shape, or None when ``message`` is anything else.
+
     The shape: exactly ``type``, ``id``, ``props``, ``delta``, ``delta_path`` and optionally
     ``delta_action``, with exact types — a non-empty ``id``, ``delta`` ``True``, ``delta_path`` one plain
     prop name, ``delta_action`` ``"append"``, ``props`` that one key holding a string, every string valid
-    Unicode. Nothing in it can be dropped or reported, so the copy is the whole check.
+    Unicode. Nothing in it can be dropped or reported, so these checks are the whole of
+    ``normalize_message`` for it (and the strings, immutable, need no copy).
     """
     if type(message) is not dict:
         return None
@@ -381,7 +397,13 @@ def try_text_append(message: Any) -> OutputMessage | None:
     if not (text.isascii() and msg_id.isascii() and mtype.isascii()) and not (
             _unicode_ok(text) and _unicode_ok(msg_id) and _unicode_ok(mtype)):
         return None  # a lone surrogate: normalize_message names it
-    if len(message) == 6:
+    return (msg_id, mtype, key, text, len(message) == 6)
+
+
+def text_append_message(parts: TextAppend) -> OutputMessage:
+    """The normalized message of a text append's parts (what ``normalize_message`` returns for it)."""
+    msg_id, mtype, key, text, with_action = parts
+    if with_action:
         return {"type": mtype, "props": {key: text}, "id": msg_id, "delta": True,  # type: ignore[typeddict-unknown-key]
                 "delta_path": key, "delta_action": "append"}
     return {"type": mtype, "props": {key: text}, "id": msg_id, "delta": True, "delta_path": key}

@@ -97,6 +97,19 @@ class FoldingQueue:
         fold.parts.append(text)
         return True
 
+    def try_append(self, msg_id: str, mtype: str, key: str, text: str) -> bool:
+        """``try_fold`` for a text append already checked to be the stream's own shape (``Output``'s
+        fast path: a plain string append onto the top-level prop ``key``), given as its parts: True when
+        an open fold of that id, prop and type took it in."""
+        folds = self._folds.get(msg_id)
+        if folds is None:
+            return False
+        fold = folds.get(key)
+        if fold is None or fold.type != mtype:
+            return False
+        fold.parts.append(text)
+        return True
+
     def push_output(self, message: dict[str, Any], stored: OutputEntry | None) -> None:
         """Queue ``message``, already applied to the state (``stored`` is its entry there now): it
         opens a fold when it is a plain string append onto a string of an open message."""

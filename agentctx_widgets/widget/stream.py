@@ -154,6 +154,16 @@ class StreamProtocol:
                     self._apply_output(message)
             self._after_op()
 
+    def append_text(self, msg_id: str, mtype: str, key: str, text: str) -> None:
+        """One text append in the stream's own shape, as its parts (``Output``'s fast path, already
+        checked there): one more piece of an open fold, or, when none is open for it, the message
+        applied the normal way (which may open one)."""
+        with self._lock:
+            if not self._queue.try_append(msg_id, mtype, key, text):
+                self._apply_output({"type": mtype, "props": {key: text}, "id": msg_id, "delta": True,
+                                    "delta_path": key, "delta_action": "append"})
+            self._after_op()
+
     def context_change(self, change: ContextChange) -> None:
         """Follow one ``Context.subscribe`` change: added / updated / removed at an index."""
         action, index = change["action"], change["index"]

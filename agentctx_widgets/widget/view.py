@@ -74,6 +74,11 @@ class ContextView(anywidget.AnyWidget):
             messages = [messages]
         self._stream.outputs_batch(messages)
 
+    def append_text(self, msg_id: str, mtype: str, key: str, text: str) -> None:
+        """Output sink, fast path: one text append (``Output`` checked its shape) onto ``msg_id``'s
+        string prop ``key``, given as parts so no message dict is built per delta."""
+        self._stream.append_text(msg_id, mtype, key, text)
+
     def set_pending(self, message: dict[str, Any] | None) -> None:
         """Show ``message`` (kept by reference, copied at flush time) as the streaming reply; None hides it."""
         self._stream.set_pending(message)
