@@ -391,3 +391,68 @@ def test_waiting_on_a_model_is_not_the_hooks_time_but_its_callbacks_are(tmp_path
         assert ctx.services.memory.chat.Get("last") == 3
     finally:
         hooks.close()
+
+
+def test_an_onchunk_that_streams_again_and_parallel_trace_nodes(tmp_path: Path) -> None:
+    """Callbacks nest: an onChunk calling ctx.llm.Stream with its own onChunk gets that stream's chunks
+    first (the innermost waiting callback answers), then the outer stream goes on. ctx.trace.Parallel
+    returns node objects (trace/jsapi/trace.go:44, node.go:44-59) branching from the current node
+    (manager.go:219-320), each with its own chained methods."""
+    (tmp_path / "index.ts").write_text(
+        "function Create(ctx: any) {\n"
+        "  const outer: string[] = [];\n"
+        "  const inner: string[] = [];\n"
+        '  ctx.llm.Stream("m", [{ role: "user", content: "x" }], {\n'
+        "    onChunk: (msg: any) => {\n"
+        "      outer.push(msg.props.content);\n"
+        "      if (outer.length === 1) {\n"
+        '        ctx.llm.Stream("m", [{ role: "user", content: "y" }], { onChunk: (m: any) => { inner.push(m.props.content); return 0; } });\n'
+        "      }\n"
+        "      return 0;\n"
+        "    },\n"
+        "  });\n"
+        '  ctx.trace.Add({ q: 1 }, { label: "Root" });\n'
+        '  const nodes = ctx.trace.Parallel([{ data: { a: 1 }, option: { label: "A" } }, { data: { b: 2 }, option: { label: "B" } }]);\n'
+        '  nodes[1].Info("on B").Complete();\n'
+        "  return { metadata: { outer, inner, ids: nodes.map((n: any) => n.id) } };\n"
+        "}\n")
+    hooks = load_ts_module_set(tmp_path)
+    try:
+        ctx = current_context(sinks=[], chat_id="c", services={"model": ScriptedModel(["abc", "xyz"], chunk_size=1)})
+        answer = asyncio.run(hooks.call("Create", ctx, []))
+        assert answer == {"metadata": {"outer": ["a", "b", "c"], "inner": ["x", "y", "z"], "ids": ["N2", "N3"]}}
+        nodes = ctx.services.trace.nodes
+        assert [(nodes[n]["label"], nodes[n]["parent_ids"]) for n in ("N2", "N3")] == [("A", ["N1"]), ("B", ["N1"])]
+        assert (nodes["N2"]["status"], nodes["N3"]["status"]) == ("running", "completed")
+        assert [(log["node_id"], log["message"]) for log in ctx.services.trace.logs] == [("N3", "on B")]
+    finally:
+        hooks.close()
+
+
+def test_an_interrupt_while_onchunk_sleeps_stops_the_call_and_the_next_call_works(tmp_path: Path) -> None:
+    """Ctrl-C (interrupt()) during a stream whose onChunk sleeps: the sleep is woken, the worker killed,
+    the call fails as interrupted, and a fresh engine serves the next call (js_hooks' contract)."""
+    import threading
+
+    (tmp_path / "index.ts").write_text(
+        'import { time } from "@yao/runtime";\n'
+        "function Create(ctx: any, messages: any[]) {\n"
+        "  if (messages.length === 0) return { metadata: { after: ctx.MessageID() } };\n"
+        '  ctx.llm.Stream("m", [{ role: "user", content: "x" }], {\n'
+        "    onChunk: (msg: any) => { time.Sleep(20000); return 0; },\n"
+        "  });\n"
+        "  return null;\n"
+        "}\n")
+    hooks = load_ts_module_set(tmp_path, wall_limit=60)
+    try:
+        ctx = current_context(sinks=[], chat_id="c", services={"model": ScriptedModel(["abc"], chunk_size=1)})
+        timer = threading.Timer(0.3, hooks.interrupt)
+        timer.start()
+        try:
+            with pytest.raises(HookTimeoutError, match="was interrupted"):
+                asyncio.run(hooks.call("Create", ctx, [{"role": "user", "content": "go"}]))
+        finally:
+            timer.cancel()
+        assert asyncio.run(hooks.call("Create", ctx, [])) == {"metadata": {"after": "M2"}}  # ctx.llm took M1
+    finally:
+        hooks.close()
