@@ -12,7 +12,7 @@ import pytest
 from agentctx_widgets.output import Output, OutputMessageError
 from agentctx_widgets.output.delta import new_state
 from agentctx_widgets.output.diagnostics import DiagnosticError
-from agentctx_widgets.output.messages import normalize_message
+from agentctx_widgets.output.messages import normalize_message, try_text_append_parts
 from agentctx_widgets.widget.stream import StreamProtocol
 
 
@@ -25,6 +25,21 @@ def append(msg_id: str, content: str, *, action: bool = True, mtype: str = "text
     if action:
         message["delta_action"] = "append"
     return message
+
+
+@pytest.mark.parametrize("message", [
+    {**{k: v for k, v in append("m", "x").items() if k != "delta_action"}, "foo": "append"},  # 6 keys, one wrong
+    {k: v for k, v in append("m", "x").items() if k != "delta"},  # 5 keys with the action, no delta
+    {k: v for k, v in append("m", "x", action=False).items() if k != "type"},  # 4 keys
+    {**append("m", "x"), "group_id": "g"},  # 7 keys
+])
+def test_the_parts_are_refused_for_any_other_set_of_keys(message):
+    assert try_text_append_parts(message) is None
+
+
+def test_the_parts_of_the_streams_own_shape():
+    assert try_text_append_parts(append("m", "x")) == ("m", "text", "content", "x", True)
+    assert try_text_append_parts(append("m", "x", action=False)) == ("m", "text", "content", "x", False)
 
 
 class PartsSink:

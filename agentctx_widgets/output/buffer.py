@@ -95,13 +95,15 @@ def _deliver_mixed(write: Callable[[list[dict[str, Any]]], None], append_text: A
                    entries: list[_Entry]) -> None:
     """A sink with ``append_text``: each fast-path append through it, each run of other messages as one
     ``write(run)``, in send order."""
-    run: list[OutputMessage] = []
+    run: list[OutputMessage] | None = None
     for entry in entries:
         if type(entry) is tuple:
             if run:
                 write(run)
-                run = []
+                run = None
             append_text(entry[0], entry[1], entry[2], entry[3])  # type: ignore[misc]
+        elif run is None:
+            run = [entry]  # type: ignore[list-item]
         else:
             run.append(entry)  # type: ignore[arg-type]
     if run:
@@ -217,9 +219,10 @@ class Output:
                 normalized = text_append_message(parts)
                 for check in self._message_checks:
                     check(normalized)
-            if self._pending_state.append_text(parts[0], parts[1], parts[2], parts[3]):
+            msg_id, mtype, key, text, _ = parts
+            if self._pending_state.append_text(msg_id, mtype, key, text):
                 self._buffer.append(parts)
-                return parts[0]
+                return msg_id
             if normalized is None:
                 normalized = text_append_message(parts)
             found = Collector()  # not an open string here: the full plan decides (and reports)
@@ -280,15 +283,19 @@ class Output:
         if not self._buffer and not self._groups:  # [groups to sinks] an empty group is still sent
             return
         batch, changes, groups = self._buffer, self._changes, self._groups
-        self._buffer, self._changes, self._groups = [], [], []
+        self._buffer = []
+        if changes:  # a stream of fast-path appends has none (and no groups): no new lists for them
+            self._changes = []
+        if groups:
+            self._groups = []
         flushed = self._flushed_state
-        planned = iter(changes)
+        planned = iter(changes) if changes else None
         for entry in batch:
             if type(entry) is tuple:
                 if not flushed.append_text(entry[0], entry[1], entry[2], entry[3]):  # type: ignore[misc]
                     flushed.commit(flushed.plan(text_append_message(entry)))  # cannot happen: the states agree
             else:
-                flushed.commit(next(planned))
+                flushed.commit(next(planned))  # type: ignore[arg-type]
         self._flushed.extend(batch)
         self._flushed_count += len(batch)
         errors: list[tuple[SinkLike, BaseException]] | None = None

@@ -326,8 +326,6 @@ def normalize_message(message: OutputMessage | str, *, where: str = "message",
     return _envelope(raw, mtype, where, report)
 
 
-_APPEND_KEYS = frozenset({"type", "props", "id", "delta", "delta_path", "delta_action"})
-_APPEND_KEYS_NO_ACTION = _APPEND_KEYS - {"delta_action"}
 _plain_keys: dict[str, bool] = {}
 """``delta_path`` values already seen, and whether each is one plain prop name (``[A-Za-z0-9_]+``)."""
 
@@ -378,17 +376,20 @@ def try_text_append_parts(message: Any) -> TextAppend | None:
     """
     if type(message) is not dict:
         return None
-    keys = message.keys()
-    if len(message) == 6:
-        if keys != _APPEND_KEYS:
+    size = len(message)
+    # 5 (6) keys, each of the 5 (6) names found: exactly those keys (cheaper than comparing key sets)
+    try:
+        if size == 6:
+            action = message["delta_action"]
+            if type(action) is not str or action != "append":
+                return None
+        elif size != 5:
             return None
-        action = message["delta_action"]
-        if type(action) is not str or action != "append":
-            return None
-    elif len(message) != 5 or keys != _APPEND_KEYS_NO_ACTION:
+        mtype, msg_id, props, key = message["type"], message["id"], message["props"], message["delta_path"]
+        delta = message["delta"]
+    except KeyError:
         return None
-    mtype, msg_id, props, key = message["type"], message["id"], message["props"], message["delta_path"]
-    if (message["delta"] is not True or type(mtype) is not str or type(msg_id) is not str or not msg_id
+    if (delta is not True or type(mtype) is not str or type(msg_id) is not str or not msg_id
             or type(props) is not dict or len(props) != 1 or type(key) is not str):
         return None
     text = props.get(key)
