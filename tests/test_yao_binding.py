@@ -288,6 +288,11 @@ def test_host_call_reaches_only_the_mounted_methods() -> None:
             ctx.host_call(path, ["k"])
         assert str(caught.value) == f"ctx.{path} is not a method of this request's ctx"
     table = ctx.host_members()
+    for path in [*table["methods"], *(f"trace.node.{name}" for name in table["node"])]:  # each one is reachable
+        try:
+            ctx.host_call(path, [])
+        except BindingCallError as error:  # Yao's argument errors, "not available here" ...
+            assert "is not a method" not in str(error), path
     assert "memory.user.Get" not in table["methods"] and "memory.chat.Get" in table["methods"]
     assert "workspace.ReadFile" not in table["methods"]  # no workspace passed (jsapi.go:163-170)
     assert table["values"] == {"trace.id": "T1"} and table["callbacks"]["llm.Stream"] == 2

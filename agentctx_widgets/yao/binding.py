@@ -108,9 +108,7 @@ class YaoHookContext(HookContext):
         """Run ``ctx.<path>(*args)`` for the bridge and return its JSON result. ``on_chunk`` stands for the
         hook's ``onChunk`` (the bridge calls the JavaScript function with each chunk while this runs).
         Raises :class:`BindingCallError` with the text the hook's ``Error`` gets."""
-        table = self.host_members()
-        node_call = path.startswith("trace.node.") and path[len("trace.node."):] in table["node"]
-        if path not in table["methods"] and not node_call:
+        if not isinstance(path, str) or not self._reachable(path):
             raise BindingCallError(f"ctx.{path} is not a method of this request's ctx")
         if not isinstance(args, list):
             raise BindingCallError(f"ctx.{path}: the arguments must be a list")
@@ -130,6 +128,20 @@ class YaoHookContext(HookContext):
             raise
         except Exception as error:  # ours or a registered callable's: named, as the JS Error's text
             raise BindingCallError(f"ctx.{path}: {type(error).__name__}: {error}") from error
+
+    def _reachable(self, path: str) -> bool:
+        """Whether ``path`` is in :meth:`host_members`'s table (or a trace node's method), without building it."""
+        if path in OUTPUT_METHODS or path == "Release":
+            return True
+        services = self.services
+        if services is None:
+            return False
+        parts = path.split(".")
+        if parts[0] == "memory":
+            return len(parts) == 3 and parts[1] in services.memory.present() and parts[2] in METHODS["memory"]
+        if parts[:2] == ["trace", "node"]:
+            return len(parts) == 3 and parts[2] in METHODS["trace.node"]
+        return len(parts) == 2 and parts[0] in services.members() and parts[1] in METHODS.get(parts[0], ())
 
     def _output(self, path: str) -> YaoOutput:
         if not isinstance(self.output, YaoOutput):
