@@ -9,6 +9,8 @@
 // text), and every envelope back to Python is built from strings, so no hook can break the protocol.
 // Private stack frames are named __agentctx_* so error stacks can skip them. The seed's own
 // `function Error(ctx, messages, error)` replaces the global Error: the built-in is kept here.
+// A ctx may also get members the host binds per call (today's Yao ctx, see "members the host binds"):
+// closures over the same captured host call, built from own properties of a table the hook never sees.
 (function () {
   "use strict";
   const G = globalThis;

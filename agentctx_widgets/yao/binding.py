@@ -100,7 +100,8 @@ class YaoHookContext(HookContext):
         methods["Release"] = "void"
         values = {"trace.id": shape["trace_id"]} if "trace_id" in shape else {}
         outside = [path for path in methods if path.split(".", 1)[0] in OUTSIDE]
-        return {"methods": methods, "outside": outside, "callbacks": {path: at for path, at in CALLBACK_AT.items() if path in methods},
+        callbacks = {path: at for path, at in CALLBACK_AT.items() if path in methods}
+        return {"methods": methods, "outside": outside, "callbacks": callbacks,
                 "node": {name: NODE_RESULTS.get(name, "owner") for name in METHODS["trace.node"]}
                 if "trace.Add" in methods else {}, "values": values, "drop": list(SEED_METHODS)}
 
