@@ -41,6 +41,8 @@ from typing import Any, Literal, NamedTuple
 
 import orjson
 
+from .execute_family import EXECUTE, transcript_line
+
 USER_INPUT = "user_input"
 TEXT = "text"
 THINKING = "thinking"
@@ -356,9 +358,59 @@ GENERIC = MessageType(
 MESSAGE_TYPES: tuple[str, ...] = tuple(TYPES)
 
 
+# ---- today's Yao (5a3f9a6a): the execute family --------------------------------------------------
+
+def _execute_link(message: dict[str, Any], config: StandardConfig) -> list[Emit]:
+    """convertToLink for a type with no converter and no template (converter.go:253-315 at 5a3f9a6a),
+    written exactly as Yao writes it: the fallback ``"📎 [View %s](" + type + ")"`` puts the view link in
+    the label and the type name in the target (``yao/writers.py`` does the same for every unregistered
+    type). No ``base_url``: there is no view page to link to, nothing is sent."""
+    link = _view_link(message, config)
+    if link is None:
+        return []
+    return _delta({"content": f"📎 [View {link}]({message.get('type', '')})"})
+
+
+def _execute_entry(name: str, summary: str, cite: str) -> MessageType:
+    return MessageType(name, summary, EXECUTE_PROPS, _execute_link,
+                       lambda props, kind=name: transcript_line(kind, props), cite)
+
+
+EXECUTE_PROPS = (
+    Prop("tool", _S, True, 'the runner\'s tool, e.g. "Bash", "Read", "mcp__github__search"'),
+    Prop("tool_id", _S, True, 'the runner-side call id, e.g. "toolu_abc123"'),
+    Prop("input", "interface{}", note='structured, e.g. {"command": "ls -la"}'),
+    Prop("output", "interface{}", note="merged in when the action completes"),
+    Prop("status", _S, True, '"running", "completed" or "error"'),
+    Prop("is_error", "bool"), Prop("exit_code", "*int", note="Bash-type tools"),
+    Prop("runner", _S, note='"claude-cli", "codex-cli", …'), Prop("metadata", "map[string]interface{}"),
+)
+"""``ExecuteProps`` (message/types.go:218-244 at 5a3f9a6a); the sub-types carry the same props, plus
+``action`` (plan, job, todo) or ``subagent_type`` as the runner annotates them (claude/parse.go:755-781)."""
+
+YAO_TYPES: dict[str, MessageType] = {
+    t.name: t
+    for t in (
+        _execute_entry(EXECUTE, "an action an external agent already took (observation, not a request)",
+                       "types.go:79, 218-244; converter.go:253-315; CUI Execute/index.tsx"),
+        _execute_entry("agent", "sub-agent dispatch (execute family)", "types.go:82; CUI AgentView"),
+        _execute_entry("todo", "task checklist (execute family)", "types.go:83; CUI TodoView"),
+        _execute_entry("plan", "plan mode enter / exit (execute family)", "types.go:84; CUI PlanView"),
+        _execute_entry("job", "background job (execute family)", "types.go:85; CUI JobView"),
+        _execute_entry("question", "questions for the user (execute family)", "types.go:86; CUI QuestionView"),
+    )
+}
+"""The types today's Yao adds to the seed's (message/types.go:78-86 at 5a3f9a6a): ``execute`` and its
+semantic sub-types (``isExecuteFamily``, handlers/stream.go:334-344). Kept apart from :data:`TYPES`, which
+is the seed's eleven; :func:`lookup` answers both."""
+
+
 def lookup(kind: Any) -> MessageType:
-    """The table entry for a message type; :data:`GENERIC` for a custom (or malformed) type."""
-    return TYPES.get(kind, GENERIC) if isinstance(kind, str) else GENERIC
+    """The table entry for a message type (the seed's, then today's execute family); :data:`GENERIC` for a
+    custom (or malformed) type."""
+    if not isinstance(kind, str):
+        return GENERIC
+    return TYPES.get(kind) or YAO_TYPES.get(kind) or GENERIC
 
 
 def to_standard(message: dict[str, Any], config: StandardConfig) -> list[Emit]:
