@@ -2,8 +2,13 @@
  * The output messages (delta-engine state `{order, messages}`), each in a wrapper carrying
  * `data-output-id` / `data-kind`; messages that share a `group_id` sit in one group box placed where
  * the group's first message appeared.
+ *
+ * From a Yao stream (agentctx_widgets/yao/view_bridge.py): a group is a Yao block, its title taken from
+ * `metadata.block` ({id, type, label?, duration_ms?, status?}) of a member, and a message whose
+ * `metadata.duration_ms` is positive (its message_end) carries a duration chip.
  */
 import { h, renderFailure } from "./dom.js";
+import { EXECUTE_RENDERERS } from "./execute.js";
 import { OUTPUT_RENDERERS, genericOutput } from "./output-types.js";
 
 /** @typedef {import("./output-types.js").OutputMessage} OutputMessage */
@@ -75,7 +80,8 @@ export class OutputList {
   /** @param {OutputMessage} message @param {string} id */
   build(message, id) {
     const type = String(message.type);
-    const render = (Object.hasOwn(OUTPUT_RENDERERS, type) && OUTPUT_RENDERERS[type]) || genericOutput;
+    const render = (Object.hasOwn(OUTPUT_RENDERERS, type) && OUTPUT_RENDERERS[type])
+      || (Object.hasOwn(EXECUTE_RENDERERS, type) && EXECUTE_RENDERERS[type]) || genericOutput;
     /** @type {import("./output-types.js").OutputView} */
     let view;
     try {
@@ -102,6 +108,18 @@ export class OutputList {
     if (message.done) wrapper.setAttribute("data-done", "true");
     else wrapper.removeAttribute("data-done");
     wrapper.hidden = message.type === "loading" && /** @type {HTMLElement} */ (wrapper.firstElementChild)?.hidden === true;
+    const ms = message.metadata?.duration_ms;
+    let chip = /** @type {HTMLElement | null} */ (wrapper.querySelector(":scope > .actx-duration"));
+    if (typeof ms === "number" && ms > 0) {
+      if (!chip) wrapper.append((chip = h("span", { className: "actx-duration", "data-testid": "actx-duration" })));
+      chip.textContent = formatDuration(ms);
+      chip.title = `${Math.round(ms)} ms (message_end duration_ms)`;
+    } else chip?.remove();
+    const block = message.metadata?.block;
+    if (block && typeof block === "object" && typeof message.group_id === "string") {
+      const title = this.groups.get(message.group_id)?.parentElement?.querySelector(":scope > .actx-group-title");
+      if (title) blockTitle(/** @type {HTMLElement} */ (title), block);
+    }
   }
 
   /** @param {string} id @param {HTMLElement} wrapper */
@@ -132,6 +150,8 @@ export class OutputList {
       newBody.append(wrapper);
       this.groups.set(groupId, newBody);
       this.insertTopLevel(id, box);
+      const block = message.metadata?.block;
+      if (block && typeof block === "object") blockTitle(/** @type {HTMLElement} */ (box.firstElementChild), block);
       return;
     }
     this.insertTopLevel(id, wrapper);
@@ -152,4 +172,32 @@ export class OutputList {
     }
     this.list.append(el);
   }
+}
+
+/** `850 ms`, `1.5 s`, `2m 05s`. @param {number} ms */
+export function formatDuration(ms) {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60000) return `${(ms / 1000).toFixed(1)} s`;
+  const s = Math.round(ms / 1000);
+  return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, "0")}s`;
+}
+
+/**
+ * A Yao block's title: its label (or `Block <id>`), its type, and once it ended its duration.
+ * @param {HTMLElement} title @param {Record<string, any>} block
+ */
+function blockTitle(title, block) {
+  const str = (/** @type {unknown} */ v) => (typeof v === "string" && v ? v : null);
+  const name = str(block.label) ?? `Block ${str(block.id) ?? ""}`.trim();
+  const kind = str(block.type);
+  const ms = typeof block.duration_ms === "number" && block.duration_ms > 0 ? block.duration_ms : null;
+  title.classList.add("actx-block-title");
+  const parts = [
+    h("span", { className: "actx-block-name", text: name }),
+    kind ? h("span", { className: "actx-block-type", text: kind }) : null,
+    str(block.status) && block.status !== "completed" ? h("span", { className: "actx-block-status", text: block.status }) : null,
+    ms ? h("span", { className: "actx-duration", "data-testid": "actx-block-duration", text: formatDuration(ms) }) : null,
+  ];
+  title.replaceChildren(...parts.filter((p) => p !== null));
+  title.parentElement?.setAttribute("data-block-id", str(block.id) ?? "");
 }
