@@ -23,9 +23,9 @@ def test_run_turn_with_an_assistant_directory_returns_what_next_returned(app):
     ctx = Context(name="yao")
     result = run_turn(ctx, "hello", assistant=app / "assistants/tests/runner-echo", model=ScriptedModel(["Hi"]))
     assert result.ok and result.hooks_called == ["Create", "Next"]
-    # the fixture's Next reports the payload's keys and the completion's text (index.ts, Next)
-    assert result.next == {"keys": ["completion", "error", "messages", "tools"], "answer": "Hi", "locale": "",
-                           "scenario": None}
+    # the fixture's Next reports the payload's keys and the completion's text (index.ts, Next); today's
+    # ctx has metadata {} when none was given (jsapi.go), so `ctx.metadata.scenario` is undefined: no key
+    assert result.next == {"keys": ["completion", "error", "messages", "tools"], "answer": "Hi", "locale": ""}
     assert [event["props"]["event"] for event in result.events] == ["stream_start", "message_start", "message_end",
                                                                      "stream_end"]
     assert [(m["type"], m["content"][0]["text"]) for m in ctx.messages()] == [(2, "hello"), (3, "Hi")]
@@ -73,7 +73,7 @@ def test_the_magic_runs_an_assistant_and_prints_what_next_returned(ip, app):
     summary, next_line = out.stdout.splitlines()[:2]
     assert summary.startswith("turn done: ") and summary.endswith("hooks: Create, Next")
     assert next_line == ('  next: {"answer": "Scripted reply to: hello", "keys": ["completion", "error", "messages", '
-                         '"tools"], "locale": "", "scenario": null}')
+                         '"tools"], "locale": ""}')
     assert ip.user_ns["r"].next["answer"] == "Scripted reply to: hello"
     assert [m["type"] for m in ip.user_ns["chat"].messages()] == [2, 3]
     (turn,) = ip.turns
@@ -89,3 +89,19 @@ def test_the_magic_names_a_bad_assistant_and_binds_nothing(ip, app, tmp_path):
     _, out = line(ip, f'run fresh "hello" --assistant {app}/assistants/tests/runner-echo')
     assert_error(out, "run: --assistant", "runner-echo/package.yao:4: not JSON with comments")
     assert "fresh" not in ip.user_ns
+
+
+def test_a_current_api_script_gets_todays_ctx_with_ids_shared_with_the_model(app):
+    """A script that uses Send's return value runs with today's ctx (binding.py): the id it gets is the
+    request's next M id, and the model's message continues the same counter (yao 5a3f9a6a
+    agent/output/message/utils.go:10-50: one IDGenerator per request)."""
+    script = app / "assistants/tests/runner-echo/src/index.ts"
+    script.write_text(script.read_text().replace(
+        "function Next(ctx: agent.Context, payload: any, options: any): any {\n  return {\n    data: {",
+        "function Next(ctx: agent.Context, payload: any, options: any): any {\n"
+        "  const id = ctx.Send({ type: \"text\", props: { content: \"noted\" } });\n  return {\n    data: {\n      id,"))
+    result = run_turn(Context(), "hello", assistant=app / "assistants/tests/runner-echo", model=ScriptedModel(["Hi"]))
+    assert result.ok, result.error
+    assert result.next["id"] == "M2"  # M1 was the model's reply
+    sent = [m for m in result.messages if m.get("type") == "text" and m.get("props", {}).get("content") == "noted"]
+    assert [m["message_id"] for m in sent] == ["M2"]

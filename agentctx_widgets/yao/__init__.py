@@ -10,6 +10,7 @@ script's TypeScript transpiled inside the hook engine; ``YaoOutput`` is the curr
 from .api_generation import detect_api
 from .assistant import Assistant, load_assistant
 from .assistant_files import AssistantLoadError
+from .binding import YaoHookContext, current_context, hook_context_for, script_api
 from .cui_state import CuiState
 from .memory import MemoryStore
 from .output import YaoCallError, YaoOutput
@@ -26,7 +27,7 @@ from .writers import CuiWriter, OpenAIWriter, writer_for
 __all__ = [
     "Assistant", "AssistantLoadError", "CuiState", "CuiWriter", "Mcp", "MemoryStore", "NotAvailableHere",
     "OpenAIWriter", "ProcessError", "Search", "SeedViewBridge", "TypeScriptHooks", "TypeScriptLoadError",
-    "Workspace", "YaoCallError", "YaoOutput", "YaoServiceError", "YaoServices", "YaoTurnResult", "call_service",
-    "detect_api", "load_assistant", "load_ts_module_set", "mounted", "run_assistant", "run_assistant_async",
-    "writer_for",
+    "Workspace", "YaoCallError", "YaoHookContext", "YaoOutput", "YaoServiceError", "YaoServices", "YaoTurnResult",
+    "call_service", "current_context", "detect_api", "hook_context_for", "load_assistant", "load_ts_module_set",
+    "mounted", "run_assistant", "run_assistant_async", "script_api", "writer_for",
 ]

@@ -59,6 +59,8 @@ from ..models.tools import Tool, as_tools
 from ..output import Output
 from ..output.diagnostics import diagnostic
 from .chunk_writer import ChunkWriter
+from .binding import current_context, script_api
+from .memory import MemoryStore
 from .hook_sets import PythonYaoHooks, YaoHooks, as_yao_hooks, hooks_for
 from .request_shapes import (CREATE_FIELDS, MODEL_OPTION_FIELDS, NEXT_FIELDS, as_json, call_arguments,
                              completion_response, decode, fallback_markdown, tool_call_response,
@@ -66,6 +68,9 @@ from .request_shapes import (CREATE_FIELDS, MODEL_OPTION_FIELDS, NEXT_FIELDS, as
 
 __all__ = ["PythonYaoHooks", "RequestFailed", "YaoAssistant", "YaoHooks", "YaoSink", "YaoTurnResult",
            "as_yao_hooks", "run_assistant", "run_assistant_async"]
+
+SESSION_MEMORY = MemoryStore()
+"""``ctx.memory``'s store for this process: user, team and chat memory outlive a request, as in Yao."""
 
 NIL_PATTERNS = ("is not defined", "is not a function", "is not a Function")
 """Error texts Yao's ``Script.Execute`` answers with a null return (``hook/script.go:38-40``)."""
@@ -757,7 +762,17 @@ async def run_assistant_async(
     options = dict(options or {})
     defaults = {"chat_id": getattr(context, "id", "") or "", "accept": accept,
                 "connector": str(getattr(assistant, "connector", "") or "")}
-    if hook_ctx is None:
+    services = None
+    if hook_ctx is None and script is not None and script_api(script).api == "current":
+        # today's ctx (binding.py): Send returns ids from the counters the model's messages continue,
+        # and ctx.memory / llm / trace / mcp / search / workspace are the request's services
+        ctx = current_context(sinks=[_Bridge(shared)],
+                              services={"connectors": dict(connectors or {}), "model": model, "store": SESSION_MEMORY,
+                                        "context_id": ids["context_id"]},
+                              **{**defaults, "assistant_id": assistant.id, **ctx_fields})
+        shared.id_generator = ctx.output.ids
+        services = ctx.services
+    elif hook_ctx is None:
         ctx = HookContext(**{**defaults, "assistant_id": assistant.id, **ctx_fields}).with_output(Output(accept=accept))
         ctx.output.add_sink(_Bridge(shared))
     else:  # the caller's ctx keeps what it has; the assistant id and the given fields are set on it
@@ -787,6 +802,8 @@ async def run_assistant_async(
         result.next = response.get("next") if isinstance(response, dict) else None
     if callable(getattr(getattr(ctx, "output", None), "flush", None)):
         ctx.output.flush()
+    if services is not None:
+        services.release()  # the end of the request: ctx.memory.context goes (context.go:93-99)
     return result
 
 
