@@ -105,6 +105,7 @@ def test_a_turn_is_live_while_it_streams_then_its_document(lab):
     lab.wait_for(f"() => !!document.querySelector('{cell} .actx-doc')", timeout=60)
     assert lab.page.locator(f"{cell} .agentctx-view").count() == 0
     assert "Count, slowly" in lab.page.locator(f"{cell} .actx-doc").text_content()
-    assert "turn done" in lab.page.locator(cell).text_content()
+    # the summary line is printed after the document is displayed: wait for it too
+    lab.wait_for(f"() => (document.querySelector('{cell}')?.textContent || '').includes('turn done')", timeout=60)
     errors = [line for line in lab.console if line.startswith(("error", "pageerror")) and "agentctx" in line.lower()]
     assert errors == []
