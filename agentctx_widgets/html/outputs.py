@@ -2,6 +2,11 @@
 keyed by the type names of ``output/message_types.py`` (the front end's ``output-types.js``), and a
 generic JSON view for every other type. Messages that share a ``group_id`` sit in one group box where
 the group's first message appeared. A ``loading`` message that is done is left out, as the view hides it.
+
+From a Yao stream (``yao/view_bridge.py``), as the live view shows it (``js/src/render/outputs.js``,
+``execute.js``): a group is a Yao block titled from a member's ``metadata.block``; a message with a
+``metadata.duration_ms`` carries a duration chip unless it was one chunk; the ``execute`` family
+(:data:`EXECUTE_RENDERERS`) is one status line with its input and output folded, as the CUI shows it.
 """
 
 from __future__ import annotations
@@ -13,11 +18,12 @@ from typing import Any
 
 from ..output import (DeltaError, OutputMessageError, apply_message_in_place, group_members, new_state,
                       normalize_group, normalize_message)
+from ..output import execute_family as ef
 from ..output import message_types as mt
 from .common import attr, clip, compact_json, esc, md_div, pretty_json, text_of, thinking_box, tool_call_parts
 from .urls import host_of, is_inline_image, is_remote_url
 
-__all__ = ["OUTPUT_RENDERERS", "Options", "output_state", "render_outputs"]
+__all__ = ["EXECUTE_RENDERERS", "OUTPUT_RENDERERS", "Options", "format_duration", "output_state", "render_outputs"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +177,104 @@ OUTPUT_RENDERERS: dict[str, Renderer] = {
 }
 """Keyed by the built-in types of ``output.message_types.TYPES`` (tests check they agree)."""
 
+_STATUS_ICON = {"running": "▶", "completed": "✓", "error": "✕"}
+
+
+def _execute(kind: str) -> Renderer:
+    """One ``execute``-family message: status icon, the CUI's label, status and facts; the input and
+    output (or the todo list, or the questions) folded in a ``<details>`` (a todo list starts open)."""
+    def render(message: dict, options: Options) -> str:
+        props = ef.execute_props(_props(message))
+        status = ef.status_of(props)
+        label = ef.label_of(kind, props)
+        facts = "".join(f'<span class="actxd-exec-fact">{esc(fact)}</span>' for fact in ef.facts_of(props))
+        head = (f'<span class="actxd-exec-icon actxd-exec-{status}" aria-hidden="true">{_STATUS_ICON[status]}</span>'
+                f'<span class="actxd-exec-label" title="{attr(clip(label, 2000))}">{esc(clip(label, 300))}</span>'
+                f'<span class="actxd-exec-status">{status}</span>{facts}')
+        body = _execute_body(kind, props)
+        inner = (f'<details{" open" if kind == "todo" else ""}><summary class="actxd-exec-head">{head}</summary>{body}</details>'
+                 if body else f'<div class="actxd-exec-head">{head}</div>')
+        return f'<div class="actxd-exec" data-exec-type="{kind}" data-status="{status}">{inner}</div>'
+    return render
+
+
+_BADGE = '<span class="actxd-exec-badge">in progress</span>'
+
+
+def _execute_body(kind: str, props: dict) -> str:
+    if kind == "todo":
+        items = "".join(
+            f'<li class="actxd-exec-todo" data-status="{attr(status)}"><span class="actxd-exec-check" aria-hidden="true">'
+            f'{"☑" if status == "completed" else "☐"}</span><span>{esc(clip(text, 500))}</span>'
+            f'{_BADGE if status == "in_progress" else ""}</li>'
+            for text, status in ef.todos_of(props))
+        return f'<ul class="actxd-exec-todos">{items}</ul>' if items else ""
+    if kind == "question":
+        cards = "".join(
+            f'<div class="actxd-exec-question"><div>{esc(question)}</div><div class="actxd-exec-options">'
+            + "".join(f'<span class="actxd-exec-option">{esc(option)}</span>' for option in options) + "</div></div>"
+            for question, options in ef.questions_of(props))
+        return f'<div class="actxd-exec-questions">{cards}</div>' if cards else ""
+    detail = ef.detail_of(props)
+    return f'<pre class="actxd-exec-detail">{esc(clip(detail, 20000))}</pre>' if detail else ""
+
+
+EXECUTE_RENDERERS: dict[str, Renderer] = {kind: _execute(kind) for kind in ef.EXECUTE_FAMILY}
+"""Keyed by ``output.message_types.YAO_TYPES`` (today's Yao; tests check they agree)."""
+
+
+def format_duration(ms: float) -> str:
+    """``850 ms``, ``1.5 s``, ``2m 05s`` (the live view's ``formatDuration``)."""
+    if ms < 1000:
+        return f"{round(ms)} ms"
+    if ms < 60000:
+        return f"{ms / 1000:.1f} s"
+    seconds = round(ms / 1000)
+    return f"{seconds // 60}m {seconds % 60:02d}s"
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value and value >= 0
+
+
+def message_duration(metadata: Any) -> float | None:
+    """``duration_ms`` when it is a non-negative number and the message was more than one chunk (or the
+    count is unknown): a ``Send`` ends as it starts (``messageDuration`` in the live view)."""
+    if not isinstance(metadata, dict) or not _number(metadata.get("duration_ms")):
+        return None
+    chunks = metadata.get("chunk_count")
+    if _number(chunks) and chunks <= 1:
+        return None
+    return metadata["duration_ms"]
+
+
+def _duration_chip(metadata: Any) -> str:
+    ms = message_duration(metadata)
+    if ms is None:
+        return ""
+    return (f'<span class="actxd-duration" data-testid="actx-duration" title="{round(ms)} ms (message_end duration_ms)">'
+            f"{esc(format_duration(ms))}</span>")
+
+
+def _group_title(group_id: str, block: Any) -> str:
+    """A Yao block's title (label or ``Block <id>``, type, a status other than completed, duration), or the
+    seed's ``group <id>``."""
+    if not isinstance(block, dict):
+        return f'<div class="actxd-group-title">group {esc(group_id)}</div>'
+    def text(key: str) -> str | None:
+        value = block.get(key)
+        return value if isinstance(value, str) and value else None
+    name = text("label") or f"Block {text('id') or ''}".strip()
+    parts = [f'<span class="actxd-block-name">{esc(name)}</span>']
+    if text("type"):
+        parts.append(f'<span class="actxd-block-type">{esc(text("type"))}</span>')
+    if text("status") and block["status"] != "completed":
+        parts.append(f'<span class="actxd-block-status">{esc(block["status"])}</span>')
+    ms = block.get("duration_ms")
+    if _number(ms) and ms > 0:
+        parts.append(f'<span class="actxd-duration" data-testid="actx-block-duration">{esc(format_duration(ms))}</span>')
+    return f'<div class="actxd-group-title actxd-block-title">{"".join(parts)}</div>'
+
 
 # ---- the state -------------------------------------------------------------------------------------
 
@@ -207,7 +311,8 @@ def output_state(output: Any) -> tuple[dict | None, list[str]]:
 
 def _render_one(message: dict, msg_id: str, options: Options) -> str:
     kind = message.get("type")
-    render = OUTPUT_RENDERERS.get(kind, generic_output) if isinstance(kind, str) else generic_output
+    render = (OUTPUT_RENDERERS.get(kind) or EXECUTE_RENDERERS.get(kind) or generic_output) if isinstance(kind, str) \
+        else generic_output
     try:
         body = render(message, options)
     except Exception as exc:  # noqa: BLE001 - one bad message never blanks the rest
@@ -218,13 +323,14 @@ def _render_one(message: dict, msg_id: str, options: Options) -> str:
     safe = kind if isinstance(kind, str) and kind.replace("_", "").replace("-", "").isalnum() and kind.isascii() else "unknown"
     done = ' data-done="true"' if message.get("done") else ""
     return (f'<div class="actxd-out actxd-out-{safe}" data-output-id="{attr(msg_id)}" data-kind="{attr(text_of(kind))}"{done}>'
-            f"{body}</div>")
+            f"{body}{_duration_chip(message.get('metadata'))}</div>")
 
 
 def render_outputs(state: dict, options: Options, problems: list[str] | None = None) -> str:
     """The output section, or "" when there is nothing to show."""
     messages = state.get("messages") if isinstance(state.get("messages"), dict) else {}
     groups: dict[str, list[str]] = {}
+    blocks: dict[str, Any] = {}  # group id -> the metadata.block of a member (a Yao block)
     top: list[tuple[str, Any]] = []  # ("one", html) or ("group", group id)
     for msg_id in state.get("order") or []:
         message = messages.get(msg_id)
@@ -237,6 +343,9 @@ def render_outputs(state: dict, options: Options, problems: list[str] | None = N
             continue
         group_id = message.get("group_id")
         if isinstance(group_id, str) and group_id:
+            block = (message.get("metadata") or {}).get("block") if isinstance(message.get("metadata"), dict) else None
+            if isinstance(block, dict) and group_id not in blocks:
+                blocks[group_id] = block
             if group_id not in groups:
                 groups[group_id] = []
                 top.append(("group", group_id))
@@ -248,8 +357,11 @@ def render_outputs(state: dict, options: Options, problems: list[str] | None = N
         if kind == "one":
             parts.append(value)
         else:
-            parts.append(f'<div class="actxd-group" data-group-id="{attr(value)}"><div class="actxd-group-title">'
-                         f'group {esc(value)}</div>{"".join(groups[value])}</div>')
+            block = blocks.get(value)
+            block_id = (f' data-block-id="{attr(block.get("id") if isinstance(block.get("id"), str) else "")}"'
+                        if isinstance(block, dict) else "")
+            parts.append(f'<div class="actxd-group" data-group-id="{attr(value)}"{block_id}>{_group_title(value, block)}'
+                         f'{"".join(groups[value])}</div>')
     for problem in problems or []:
         parts.append(f'<div class="actxd-error" data-kind="output-refused">Output message not shown: {esc(problem)}</div>')
     if not parts:

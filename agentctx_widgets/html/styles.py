@@ -242,9 +242,44 @@ _TEMPLATE = (
   border-top: 1px solid var(--actxd-border); background: var(--actxd-bg2);
   border-radius: 0 0 var(--actxd-radius) var(--actxd-radius);
 }
+/* Yao blocks, durations and the execute family (as the live view's styles.css) */
+.R .actxd-block-title { display: flex; flex-wrap: wrap; align-items: baseline; gap: 2px 8px; }
+.R .actxd-block-name { text-transform: none; letter-spacing: normal; color: var(--actxd-fg2); }
+.R :is(.actxd-block-type, .actxd-block-status) { font-weight: 400; color: var(--actxd-fg3); }
+.R .actxd-block-status { color: var(--actxd-warn); }
+.R .actxd-duration {
+  display: inline-block; padding: 0 6px; border: 1px solid var(--actxd-border); border-radius: 8px;
+  font-family: var(--actxd-code-font); font-size: 0.72rem; font-weight: 400; letter-spacing: normal;
+  text-transform: none; color: var(--actxd-fg3); background: var(--actxd-bg);
+}
+.R .actxd-exec { font-size: 0.9em; color: var(--actxd-fg2); }
+.R .actxd-exec-head { display: flex; flex-wrap: wrap; align-items: baseline; gap: 2px 6px; line-height: 1.3; }
+.R summary.actxd-exec-head { cursor: pointer; list-style: none; }
+.R summary.actxd-exec-head::-webkit-details-marker { display: none; }
+.R summary.actxd-exec-head::after { content: "›"; color: var(--actxd-fg3); }
+.R .actxd-exec > details[open] > summary.actxd-exec-head::after { transform: rotate(90deg); }
+.R .actxd-exec-icon { flex: none; width: 1em; text-align: center; font-size: 0.85em; }
+.R .actxd-exec-running { color: var(--actxd-brand); }
+.R .actxd-exec-completed { color: var(--actxd-success); }
+.R .actxd-exec-error { color: var(--actxd-error); }
+.R .actxd-exec-label { min-width: 0; font-family: var(--actxd-code-font); color: var(--actxd-fg); overflow-wrap: anywhere; }
+.R :is(.actxd-exec-status, .actxd-exec-fact) { font-size: 0.85em; color: var(--actxd-fg3); }
+.R .actxd-exec[data-status="error"] .actxd-exec-status { color: var(--actxd-error); }
+.R .actxd-exec-detail {
+  margin: 4px 0 0 1.2em; padding: 4px 8px; max-height: 200px; overflow: auto;
+  border-left: 2px solid var(--actxd-border2); border-radius: 0 var(--actxd-radius) var(--actxd-radius) 0;
+  background: var(--actxd-code-bg); font-family: var(--actxd-code-font); font-size: 0.85em;
+  white-space: pre-wrap; overflow-wrap: anywhere; color: var(--actxd-fg2);
+}
+.R :is(.actxd-exec-todos, .actxd-exec-questions) { margin: 4px 0 0 1.2em; padding: 0; list-style: none; }
+.R .actxd-exec-todo[data-status="completed"] > span:nth-child(2) { text-decoration: line-through; color: var(--actxd-fg3); }
+.R .actxd-exec-check { margin-right: 6px; }
+.R :is(.actxd-exec-badge, .actxd-exec-option) { padding: 0 6px; border: 1px solid var(--actxd-border2); border-radius: 8px; font-size: 0.85em; }
+.R .actxd-exec-badge { margin-left: 6px; }
+.R .actxd-exec-options { display: flex; flex-wrap: wrap; gap: 4px; margin-top: 2px; }
 .R details > summary::marker { color: var(--actxd-fg3); }
 @media print {
-  .R :is(.actxd-args, .actxd-json, .actxd-tool-output, .actxd-pre, .actxd-error-details) { max-height: none; }
+  .R :is(.actxd-args, .actxd-json, .actxd-tool-output, .actxd-pre, .actxd-error-details, .actxd-exec-detail) { max-height: none; }
 }
 """)
 
