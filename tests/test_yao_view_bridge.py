@@ -76,13 +76,15 @@ def test_a_block_is_one_group_with_the_block_start_and_block_end_facts():
 
 
 def test_message_end_duration_reaches_the_message_metadata():
-    """message_end's duration_ms (EventMessageEndData, types.go:366-377): a Send ends at once (0 ms), the
-    SendStream'd execute 1,530 ms after its start; status "completed"."""
+    """message_end's duration_ms and chunk_count (EventMessageEndData, types.go:366-377): a Send ends at once
+    (0 ms, one chunk), the SendStream'd execute 1,530 ms after its start; status "completed"."""
     sent, _, _ = scenario()
     messages = fold(sent)["messages"]
     assert messages["1:M1"]["metadata"]["duration_ms"] == 0
-    assert messages["1:M2"]["metadata"] == {"duration_ms": 1530, "status": "completed"}
-    assert messages["1:M3"]["metadata"] == {"duration_ms": 0, "status": "completed"}
+    assert messages["1:M1"]["metadata"]["chunk_count"] == 1
+    # SendStream's message counts 1 chunk, the Merge delta one more (output.go:52-73)
+    assert messages["1:M2"]["metadata"] == {"duration_ms": 1530, "chunk_count": 2, "status": "completed"}
+    assert messages["1:M3"]["metadata"] == {"duration_ms": 0, "chunk_count": 1, "status": "completed"}
 
 
 def test_execute_props_pass_through_and_the_annotations_change_no_props():

@@ -17,8 +17,9 @@ What the events say reaches the view as envelope fields the seed engine keeps (a
   ``<stream>:<block_id>``; the block's first message carries ``metadata.block`` = ``{id, type, label?}``
   from its ``block_start`` (EventBlockStartData, message/types.go:381-388), and ``block_end``'s
   ``duration_ms`` / ``status`` / ``message_count`` (types.go:390-401) are added to it then;
-- ``message_end``'s ``duration_ms`` (EventMessageEndData, types.go:366-377) becomes the message's
-  ``metadata.duration_ms`` (and ``metadata.status``), sent as a props-less merge that changes nothing else;
+- ``message_end``'s ``duration_ms``, ``chunk_count`` and ``status`` (EventMessageEndData, types.go:366-377)
+  go into the message's ``metadata``, sent as a props-less merge that changes nothing else (the renderers
+  show a duration for a message of more than one chunk: a ``Send`` ends as it starts);
 - ``execute`` and its semantic sub-types pass through like any type, their props as Yao sends them
   (a runner's chunks are merges onto one message, handlers/stream.go:346-390).
 """
@@ -129,7 +130,7 @@ class SeedViewBridge:
         if event == "message_end" and isinstance(data.get("message_id"), str) and data["message_id"]:
             key = self._key(data["message_id"])
             self._cleared.add(key)
-            extra = {k: data[k] for k in ("duration_ms",) if _count(data.get(k))}
+            extra = {k: data[k] for k in ("duration_ms", "chunk_count") if _count(data.get(k))}
             if isinstance(data.get("status"), str):
                 extra["status"] = data["status"]
             return self._annotate(key, extra) if extra else None

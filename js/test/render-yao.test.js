@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, test } from "vitest";
 import { EXECUTE_FAMILY, EXECUTE_RENDERERS } from "../src/render/execute.js";
 import { createRenderer } from "../src/render/index.js";
-import { formatDuration } from "../src/render/outputs.js";
+import { formatDuration, messageDuration } from "../src/render/outputs.js";
 
 /** @type {Array<{destroy: () => void}>} */
 const mounted = [];
@@ -127,11 +127,12 @@ describe("Yao blocks and durations", () => {
   const block = { id: "B1", type: "mixed" };
   const messages = [
     { id: "1:M1", type: "text", props: { content: "Looking" }, group_id: "1:B1", metadata: { block } },
-    { id: "1:M2", type: "execute", props: { tool: "Bash", input: { command: "ls" }, status: "completed" }, group_id: "1:B1", metadata: { duration_ms: 1530, status: "completed" } },
-    { id: "1:M3", type: "text", props: { content: "after" }, metadata: { duration_ms: 0 } },
+    { id: "1:M2", type: "execute", props: { tool: "Bash", input: { command: "ls" }, status: "completed" }, group_id: "1:B1", metadata: { duration_ms: 1530, chunk_count: 2, status: "completed" } },
+    { id: "1:M3", type: "text", props: { content: "after" }, metadata: { duration_ms: 0, chunk_count: 1 } },
+    { id: "1:M4", type: "text", props: { content: "streamed" }, metadata: { duration_ms: 0, chunk_count: 3 } },
   ];
 
-  test("one block box, titled from metadata.block; a duration chip only where duration_ms > 0", () => {
+  test("one block box, titled from metadata.block; a duration chip on a message of more than one chunk", () => {
     const r = mount();
     show(r, messages);
     const boxes = r.root.querySelectorAll(".actx-group");
@@ -143,7 +144,8 @@ describe("Yao blocks and durations", () => {
     expect([...box.querySelectorAll("[data-output-id]")].map((e) => e.getAttribute("data-output-id"))).toEqual(["1:M1", "1:M2"]);
     expect(out(r, "1:M2").querySelector(":scope > .actx-duration")?.textContent).toBe("1.5 s");
     expect(out(r, "1:M1").querySelector(".actx-duration")).toBeNull();
-    expect(out(r, "1:M3").querySelector(".actx-duration")).toBeNull();
+    expect(out(r, "1:M3").querySelector(".actx-duration")).toBeNull(); // a Send: one chunk
+    expect(out(r, "1:M4").querySelector(".actx-duration")?.textContent).toBe("0 ms");
     expect(out(r, "1:M3").parentElement?.classList.contains("actx-output-list")).toBe(true);
   });
 
@@ -162,6 +164,12 @@ describe("Yao blocks and durations", () => {
     const r = mount();
     show(r, [{ id: "g.0", type: "text", props: { content: "x" }, group_id: "g" }]);
     expect(r.root.querySelector(".actx-group-title")?.textContent).toBe("group g");
+  });
+
+  test("messageDuration", () => {
+    expect([messageDuration(undefined), messageDuration({ duration_ms: 5 }), messageDuration({ duration_ms: 5, chunk_count: 1 }),
+      messageDuration({ duration_ms: 5, chunk_count: 2 }), messageDuration({ duration_ms: -1 }), messageDuration({ duration_ms: "5" })])
+      .toEqual([null, 5, null, 5, null, null]);
   });
 
   test("formatDuration", () => {

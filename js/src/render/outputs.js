@@ -4,8 +4,9 @@
  * the group's first message appeared.
  *
  * From a Yao stream (agentctx_widgets/yao/view_bridge.py): a group is a Yao block, its title taken from
- * `metadata.block` ({id, type, label?, duration_ms?, status?}) of a member, and a message whose
- * `metadata.duration_ms` is positive (its message_end) carries a duration chip.
+ * `metadata.block` ({id, type, label?, duration_ms?, status?}) of a member, and a message with a
+ * `metadata.duration_ms` (its message_end) carries a duration chip unless it was one chunk (a Send ends
+ * as it starts: `chunk_count` 1).
  */
 import { h, renderFailure } from "./dom.js";
 import { EXECUTE_RENDERERS } from "./execute.js";
@@ -108,9 +109,9 @@ export class OutputList {
     if (message.done) wrapper.setAttribute("data-done", "true");
     else wrapper.removeAttribute("data-done");
     wrapper.hidden = message.type === "loading" && /** @type {HTMLElement} */ (wrapper.firstElementChild)?.hidden === true;
-    const ms = message.metadata?.duration_ms;
+    const ms = messageDuration(message.metadata);
     let chip = /** @type {HTMLElement | null} */ (wrapper.querySelector(":scope > .actx-duration"));
-    if (typeof ms === "number" && ms > 0) {
+    if (ms !== null) {
       if (!chip) wrapper.append((chip = h("span", { className: "actx-duration", "data-testid": "actx-duration" })));
       chip.textContent = formatDuration(ms);
       chip.title = `${Math.round(ms)} ms (message_end duration_ms)`;
@@ -172,6 +173,18 @@ export class OutputList {
     }
     this.list.append(el);
   }
+}
+
+/**
+ * The duration to show for a message: `duration_ms` when it is a non-negative number and the message was
+ * more than one chunk (or the count is not known); else null.
+ * @param {any} metadata
+ */
+export function messageDuration(metadata) {
+  const ms = metadata?.duration_ms;
+  const chunks = metadata?.chunk_count;
+  if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0) return null;
+  return typeof chunks === "number" && chunks <= 1 ? null : ms;
 }
 
 /** `850 ms`, `1.5 s`, `2m 05s`. @param {number} ms */
