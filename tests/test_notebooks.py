@@ -14,7 +14,8 @@ NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 
 
 def test_every_notebook_is_there() -> None:
-    assert [path.name for path in NOTEBOOKS] == ["hooks.ipynb", "models.ipynb", "regression.ipynb", "tour.ipynb", "usage.ipynb"]
+    assert [path.name for path in NOTEBOOKS] == ["hooks.ipynb", "models.ipynb", "regression.ipynb", "tour.ipynb", "usage.ipynb",
+                                                 "yao_assistant.ipynb"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
