@@ -86,6 +86,24 @@ def test_fast_path_appends_reach_append_text_as_parts_and_the_rest_as_write_runs
     assert out.state["messages"]["n"]["props"] == {"content": "xy"}
 
 
+def test_a_delta_flushed_on_its_own_is_one_append_text_call():
+    parts = PartsSink()
+    out = Output([parts])
+    out.send(text("m", "a"))
+    out.flush()
+    for piece in ("b", "c"):
+        out.send(append("m", piece))
+        out.flush()
+    out.send(text("m", "z"))  # a lone dict still goes to write
+    out.flush()
+    assert parts.calls == [
+        ("write", [{"type": "text", "props": {"content": "a"}, "id": "m"}]),
+        ("append_text", "m", "text", "content", "b"),
+        ("append_text", "m", "text", "content", "c"),
+        ("write", [{"type": "text", "props": {"content": "z"}, "id": "m"}]),
+    ]
+
+
 def test_history_and_pending_give_the_normalized_dicts_of_fast_path_sends():
     out = Output([PartsSink()])
     out.send(text("m", "a"))

@@ -280,10 +280,11 @@ class Output:
         Does nothing when the buffer is empty. A sink that raises does not stop the others: the batch
         counts as delivered, and a ``SinkError`` listing every failure is raised at the end.
         """
-        if not self._buffer and not self._groups:  # [groups to sinks] an empty group is still sent
+        batch, groups = self._buffer, self._groups
+        if not batch and not groups:  # [groups to sinks] an empty group is still sent
             return
-        batch, changes, groups = self._buffer, self._changes, self._groups
         self._buffer = []
+        changes = self._changes
         if changes:  # a stream of fast-path appends has none (and no groups): no new lists for them
             self._changes = []
         if groups:
@@ -308,6 +309,9 @@ class Output:
                     if groups and write_group is not None:  # [groups to sinks]
                         _deliver_with_groups(lambda run: _deliver_mixed(write, append_text, run),  # noqa: B023
                                              write_group, batch, groups)  # type: ignore[arg-type]
+                    elif len(batch) == 1 and type(batch[0]) is tuple:  # a delta flushed on its own (a burst)
+                        entry = batch[0]
+                        append_text(entry[0], entry[1], entry[2], entry[3])  # type: ignore[misc]
                     else:
                         _deliver_mixed(write, append_text, batch)
                     continue
