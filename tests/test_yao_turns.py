@@ -105,3 +105,26 @@ def test_a_current_api_script_gets_todays_ctx_with_ids_shared_with_the_model(app
     assert result.next["id"] == "M2"  # M1 was the model's reply
     sent = [m for m in result.messages if m.get("type") == "text" and m.get("props", {}).get("content") == "noted"]
     assert [m["message_id"] for m in sent] == ["M2"]
+
+
+def test_a_hook_calls_another_loaded_assistant_with_ctx_agent_call(app):
+    """``ctx.agent.Call(id, messages)`` runs the other assistant's own request (its prompt, the model) and
+    returns ``{agent_id, response, content}`` (yao 5a3f9a6a agent/caller/orchestrator.go:223-296)."""
+    from agentctx_widgets.yao import load_assistant
+
+    script = app / "assistants/tests/runner-echo/src/index.ts"
+    script.write_text(script.read_text().replace(
+        "function Next(ctx: agent.Context, payload: any, options: any): any {\n  return {\n    data: {",
+        "function Next(ctx: agent.Context, payload: any, options: any): any {\n"
+        "  const sub = ctx.agent.Call(\"tests.runner-target\", [{ role: \"user\", content: \"over to you\" }]);\n"
+        "  return {\n    data: {\n      sub: [sub.agent_id, sub.content, sub.error ?? null],"))
+    target = load_assistant(app / "assistants/tests/runner-target")
+    caller = load_assistant(app / "assistants/tests/runner-echo", assistants=[target])
+    model = ScriptedModel(["First answer", "Second answer"])  # the caller's call, then the target's
+    result = run_turn(Context(), "hello", assistant=caller, model=model)
+    assert result.ok, result.error
+    assert result.next["sub"] == ["tests.runner-target", "Second answer", None]
+    unknown = load_assistant(app / "assistants/tests/runner-echo")  # no assistants loaded with it
+    failed = run_turn(Context(), "hello", assistant=unknown, model=ScriptedModel(["A"]))
+    assert failed.next["sub"][0] == "tests.runner-target" and failed.next["sub"][1] is None
+    assert failed.next["sub"][2].startswith("failed to get agent:")

@@ -766,9 +766,11 @@ async def run_assistant_async(
     if hook_ctx is None and script is not None and script_api(script).api == "current":
         # today's ctx (binding.py): Send returns ids from the counters the model's messages continue,
         # and ctx.memory / llm / trace / mcp / search / workspace are the request's services
+        known = dict(assistants if assistants is not None else getattr(assistant, "assistants", None) or {})
         ctx = current_context(sinks=[_Bridge(shared)],
                               services={"connectors": dict(connectors or {}), "model": model, "store": SESSION_MEMORY,
-                                        "context_id": ids["context_id"]},
+                                        "context_id": ids["context_id"],
+                                        "agents": _agent_runner(known, model, connectors, hooks_of, accept)},
                               **{**defaults, "assistant_id": assistant.id, **ctx_fields})
         shared.id_generator = ctx.output.ids
         services = ctx.services
@@ -825,6 +827,39 @@ def run_assistant(context: Context, user_input: Any, **kwargs: Any) -> YaoTurnRe
 
 
 run_assistant.__doc__ = (run_assistant.__doc__ or "") + "\n\n" + (run_assistant_async.__doc__ or "")
+
+
+def _agent_runner(assistants: dict[str, Any], model: Any, connectors: dict | None, hooks_of: Any,
+                  accept: str) -> Callable[[str, list, dict, Any], dict]:
+    """``ctx.agent.Call``'s runner: another loaded assistant (by id) runs a request of its own on the
+    messages the hook passed (the last one its input), in a Context of its own (Yao's sub-agents skip the
+    history: ``agent/caller/jsapi.go:112-134``); ``on_message`` gets what it writes. Returns its Response."""
+    def run(agent_id: str, messages: list, options: dict, on_message: Any) -> dict:
+        target = assistants.get(agent_id)
+        if target is None:
+            raise LookupError(f"{agent_id}: not among the assistants loaded with this one "
+                              f"({', '.join(sorted(assistants)) or 'none'})")
+        converted = [_as_user_message(message) for message in messages]
+        history, last = converted[:-1], converted[-1] if converted else None
+        sink = _Callback(on_message) if callable(on_message) else None
+        result = run_assistant(Context(history), last, assistant=target, model=model, connectors=connectors,
+                               hooks_of=hooks_of, output=sink, accept=accept,
+                               options={key: value for key, value in options.items() if key in ("metadata", "connector")})
+        if result.error is not None:
+            raise RuntimeError(result.error.get("message") or "the assistant failed")
+        return result.response or {}
+
+    return run
+
+
+class _Callback:
+    """A YaoSink calling a hook's ``onChunk`` with each message a sub-agent writes."""
+
+    def __init__(self, fn: Callable[[dict], Any]) -> None:
+        self.fn = fn
+
+    def send(self, message: dict) -> None:
+        self.fn(message)
 
 
 def _as_user_message(user_input: Any) -> dict:
