@@ -128,3 +128,19 @@ def test_a_hook_calls_another_loaded_assistant_with_ctx_agent_call(app):
     failed = run_turn(Context(), "hello", assistant=unknown, model=ScriptedModel(["A"]))
     assert failed.next["sub"][0] == "tests.runner-target" and failed.next["sub"][1] is None
     assert failed.next["sub"][2].startswith("failed to get agent:")
+
+
+def test_what_each_client_receives(app):
+    """A CUI client gets Yao's SSE event stream, props' keys in Go's (sorted) order; a standard client
+    Yao's OpenAI chunks, the trace link first and ``data: [DONE]`` last (yao 5a3f9a6a
+    agent/output/adapters/openai/adapter.go, output.go:25-51)."""
+    cui = run_turn(Context(), "hello", assistant=app / "assistants/tests/runner-echo", model=ScriptedModel(["Hi"]))
+    first = cui.client.split("\n\n")[0]
+    assert first.startswith('data: {"type":"event","props":{"data":{') and '"event":"stream_start"' in first
+    assert "[DONE]" not in cui.client and cui.chunks == []
+    standard = run_turn(Context(), "hello", assistant=app / "assistants/tests/runner-echo", model=ScriptedModel(["Hi"]),
+                        accept="standard")
+    assert standard.chunks[-1] == "[DONE]" and standard.client.endswith("data: [DONE]\n\n")
+    deltas = [chunk["choices"][0]["delta"] for chunk in standard.chunks if isinstance(chunk, dict) and "choices" in chunk]
+    assert deltas[0]["content"].startswith("🚀 Assistant is processing - [View process](")
+    assert deltas[1] == {"content": "Hi", "role": "assistant"}

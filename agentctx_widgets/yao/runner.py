@@ -60,6 +60,8 @@ from ..output import Output
 from ..output.diagnostics import diagnostic
 from .chunk_writer import ChunkWriter
 from .binding import current_context, script_api
+from .wire import event_message, to_wire
+from .writers import writer_for
 from .memory import MemoryStore
 from .hook_sets import PythonYaoHooks, YaoHooks, as_yao_hooks, hooks_for
 from .request_shapes import (CREATE_FIELDS, MODEL_OPTION_FIELDS, NEXT_FIELDS, as_json, call_arguments,
@@ -148,6 +150,11 @@ class YaoTurnResult:
     """The Context messages of each model call, in order."""
     model_options: list[dict | None] = field(default_factory=list)
     """The options of each model call, in order."""
+    client: str = ""
+    """What the client received, as Yao writes it (``writers.writer_for(accept)``): the CUI's SSE lines,
+    or a standard client's OpenAI chunks and ``data: [DONE]``."""
+    chunks: list = field(default_factory=list)
+    """A standard client's chunks (chunk maps, error objects, ``"[DONE]"``); empty for a CUI client."""
 
     @property
     def ok(self) -> bool:
@@ -204,7 +211,7 @@ class _Shared:
 
     def event(self, name: str, text: str, data: dict) -> None:
         """Yao's ``output.NewEventMessage`` (``agent/output/builtin.go:113-122``)."""
-        self.emit({"type": "event", "props": {"event": name, "message": text, "data": data}})
+        self.emit(to_wire(event_message(name, data, text)))  # Go's order on the wire: props' keys sorted
 
     def report(self, code: str, where: str, **details: Any) -> None:
         self.result.diagnostics.append(diagnostic(code, where, **details))
@@ -806,7 +813,22 @@ async def run_assistant_async(
         ctx.output.flush()
     if services is not None:
         services.release()  # the end of the request: ctx.memory.context goes (context.go:93-99)
+    _write_client(result, accept)
     return result
+
+
+def _write_client(result: YaoTurnResult, accept: str) -> None:
+    """Fill ``result.client`` / ``.chunks`` with what the request's client got, as Yao's writer for
+    ``accept`` writes it (a message that writer refuses is left out, as Yao's writer drops it)."""
+    writer = writer_for(accept)
+    for message in result.messages:
+        try:
+            writer.write([message])
+        except Exception:  # noqa: BLE001 - the writer's refusal (Yao's ConvertError): that client gets nothing
+            continue
+    writer.close()
+    result.client = writer.text
+    result.chunks = list(getattr(writer, "chunks", []))
 
 
 def run_assistant(context: Context, user_input: Any, **kwargs: Any) -> YaoTurnResult:
