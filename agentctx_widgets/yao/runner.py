@@ -61,7 +61,7 @@ from ..output.diagnostics import diagnostic
 from .chunk_writer import ChunkWriter
 from .binding import current_context, script_api
 from .wire import event_message, to_wire
-from .writers import writer_for
+from .writers import OpenAIWriter, writer_for
 from .memory import MemoryStore
 from .hook_sets import PythonYaoHooks, YaoHooks, as_yao_hooks, hooks_for
 from .request_shapes import (CREATE_FIELDS, MODEL_OPTION_FIELDS, NEXT_FIELDS, as_json, call_arguments,
@@ -828,7 +828,7 @@ def _write_client(result: YaoTurnResult, accept: str) -> None:
             continue
     writer.close()
     result.client = writer.text
-    result.chunks = list(getattr(writer, "chunks", []))
+    result.chunks = list(writer.chunks) if isinstance(writer, OpenAIWriter) else []
 
 
 def run_assistant(context: Context, user_input: Any, **kwargs: Any) -> YaoTurnResult:
