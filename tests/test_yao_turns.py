@@ -144,3 +144,27 @@ def test_what_each_client_receives(app):
     deltas = [chunk["choices"][0]["delta"] for chunk in standard.chunks if isinstance(chunk, dict) and "choices" in chunk]
     assert deltas[0]["content"].startswith("🚀 Assistant is processing - [View process](")
     assert deltas[1] == {"content": "Hi", "role": "assistant"}
+
+
+def test_mcp_and_workspace_answer_from_what_load_assistant_was_given(app, tmp_path):
+    """``ctx.mcp.CallTool`` reaches a registered Python function and ``ctx.workspace`` the directory
+    passed to ``load_assistant`` (yao 5a3f9a6a agent/context/jsapi.go's mcp / workspace members)."""
+    from agentctx_widgets.yao import Mcp, load_assistant
+
+    script = app / "assistants/tests/runner-echo/src/index.ts"
+    script.write_text(script.read_text().replace(
+        "function Next(ctx: agent.Context, payload: any, options: any): any {\n  return {\n    data: {",
+        "function Next(ctx: agent.Context, payload: any, options: any): any {\n"
+        "  const found = ctx.mcp.CallTool(\"shop\", \"lookup\", { order: 42 });\n"
+        "  ctx.workspace.MkdirAll(\"notes\");\n"
+        "  ctx.workspace.WriteFile(\"notes/order.txt\", \"order 42 looked up\");\n"
+        "  return {\n    data: {\n      found,"))
+    mcp = Mcp()
+    mcp.register("shop", {"lookup": lambda arguments: {"order": arguments["order"], "status": "shipped"}})
+    work = tmp_path / "work"
+    work.mkdir()
+    loaded = load_assistant(app / "assistants/tests/runner-echo", mcp=mcp, workspace=work)
+    result = run_turn(Context(), "hello", assistant=loaded, model=ScriptedModel(["Hi"]))
+    assert result.ok, result.error
+    assert (work / "notes" / "order.txt").read_text() == "order 42 looked up"
+    assert "shipped" in str(result.next["found"])

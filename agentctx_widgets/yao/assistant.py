@@ -118,6 +118,9 @@ class Assistant:
     """``Process(name, …)`` of ``@yao/runtime``: name → Python callable."""
     assistants: Mapping[str, "Assistant"] = field(default_factory=dict)
     """Other assistants ``ctx.agent.Call`` may run, by id."""
+    services: Mapping[str, Any] = field(default_factory=dict)
+    """What the hooks' ``ctx.mcp`` / ``ctx.search`` / ``ctx.workspace`` answer from (``load_assistant``'s
+    ``mcp=`` / ``search=`` / ``workspace=``): ``YaoServices`` options."""
 
     @property
     def mcp(self) -> dict | None:
@@ -228,12 +231,17 @@ def load_assistant(
     id: str | None = None,
     processes: Mapping[str, Callable[..., Any]] | None = None,
     assistants: Mapping[str, Assistant] | Iterable[Assistant] | None = None,
+    mcp: Any = None,
+    search: Any = None,
+    workspace: str | os.PathLike | None = None,
 ) -> Assistant:
     """Read the assistant directory at ``path`` as Yao does; raise :class:`AssistantLoadError` if it is bad.
 
     ``processes`` maps ``Process`` names (``models.user.Find``) to Python callables for the hook script;
     ``assistants`` are the other loaded assistants ``ctx.agent.Call`` may reach (a mapping by id, or a
-    list keyed by their own ids).
+    list keyed by their own ids). ``mcp`` (a ``yao.Mcp``) and ``search`` (a ``yao.Search``) answer the
+    hooks' ``ctx.mcp`` / ``ctx.search`` with Python functions you registered on them; ``workspace`` is the
+    local directory ``ctx.workspace`` works in (nothing outside it is reachable).
     """
     directory = Path(path).expanduser().resolve()
     package_file = directory / "package.yao"
@@ -308,6 +316,8 @@ def load_assistant(
         type=kind, description=description, disable_global_prompts=disable_global,
         not_emulated=not_emulated, unknown_fields=unknown, diagnostics=diagnostics,
         processes=registry, assistants=others,
+        services={key: value for key, value in (("mcp", mcp), ("search", search), ("workspace", workspace))
+                  if value is not None},
     )
 
 

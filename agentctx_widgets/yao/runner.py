@@ -777,7 +777,8 @@ async def run_assistant_async(
         ctx = current_context(sinks=[_Bridge(shared)],
                               services={"connectors": dict(connectors or {}), "model": model, "store": SESSION_MEMORY,
                                         "context_id": ids["context_id"],
-                                        "agents": _agent_runner(known, model, connectors, hooks_of, accept)},
+                                        "agents": _agent_runner(known, model, connectors, hooks_of, accept),
+                                        **dict(getattr(assistant, "services", None) or {})},
                               **{**defaults, "assistant_id": assistant.id, **ctx_fields})
         shared.id_generator = ctx.output.ids
         services = ctx.services
