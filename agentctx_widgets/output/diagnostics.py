@@ -156,6 +156,11 @@ DIAGNOSTICS: dict[str, tuple[str, str]] = {
         "@assets/{asset} does not exist: Yao includes it as nothing",
         "create {path} or fix the name",
     ),
+    "yao_trace_option_dropped": (
+        "ctx.trace.Add / Parallel ignore the option's {field!r}, as Yao does",
+        "Yao reads only label, icon and description there; set the type with node.Add on a parent node, "
+        "or leave it out",
+    ),
     "yao_two_index_scripts": (
         "src/ has both index.ts and index.js: Yao walks them in name order and keeps the last, index.ts",
         "delete the one you do not edit",

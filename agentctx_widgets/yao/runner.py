@@ -155,6 +155,9 @@ class YaoTurnResult:
     or a standard client's OpenAI chunks and ``data: [DONE]``."""
     chunks: list = field(default_factory=list)
     """A standard client's chunks (chunk maps, error objects, ``"[DONE]"``); empty for a CUI client."""
+    trace: dict | None = None
+    """What the hooks recorded with ``ctx.trace``: the root node with its children nested, as Yao's
+    trace JSON (``trace.Trace.tree``); None when they recorded nothing (or ran with the seed's ctx)."""
 
     @property
     def ok(self) -> bool:
@@ -724,6 +727,7 @@ async def run_assistant_async(
     id_generator: Any = None,
     accept: str = "cui-web",
     clock: Callable[[], float] | None = None,
+    trace_listener: Callable[[dict], None] | None = None,
     **ctx_fields: Any,
 ) -> YaoTurnResult:
     """Run one Yao request (see the module docstring) against ``context`` and return what it did.
@@ -778,6 +782,7 @@ async def run_assistant_async(
                               services={"connectors": dict(connectors or {}), "model": model, "store": SESSION_MEMORY,
                                         "context_id": ids["context_id"],
                                         "agents": _agent_runner(known, model, connectors, hooks_of, accept),
+                                        "trace_listener": trace_listener,
                                         **dict(getattr(assistant, "services", None) or {})},
                               **{**defaults, "assistant_id": assistant.id, **ctx_fields})
         shared.id_generator = ctx.output.ids
@@ -813,6 +818,8 @@ async def run_assistant_async(
     if callable(getattr(getattr(ctx, "output", None), "flush", None)):
         ctx.output.flush()
     if services is not None:
+        result.trace = services.trace.tree()
+        result.diagnostics.extend(services.trace.diagnostics)
         services.release()  # the end of the request: ctx.memory.context goes (context.go:93-99)
     _write_client(result, accept)
     return result

@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..output.diagnostics import diagnostic
 from .values import YaoServiceError, js_string, json_value
 
 Listener = Callable[[dict], None]
@@ -291,13 +292,7 @@ class Trace:
         return TraceNode(self, node_id)
 
     def _dropped(self, field: str) -> None:
-        self.diagnostics.append({
-            "code": "yao_trace_option_dropped",
-            "message": f"ctx.trace.Add / Parallel ignore the option's {field!r}, as Yao does",
-            "where": "ctx.trace",
-            "hint": "Yao reads only label, icon and description there; set the type with node.Add on a "
-                    "parent node, or leave it out",
-        })
+        self.diagnostics.append(diagnostic("yao_trace_option_dropped", "ctx.trace", field=field))
 
     def _update(self, kind: str, node_id: str | None, data: Any, *, space_id: str = "") -> None:
         update = {"type": kind, "trace_id": self.id, "node_id": node_id or "", "space_id": space_id,
