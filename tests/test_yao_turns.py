@@ -168,3 +168,22 @@ def test_mcp_and_workspace_answer_from_what_load_assistant_was_given(app, tmp_pa
     assert result.ok, result.error
     assert (work / "notes" / "order.txt").read_text() == "order 42 looked up"
     assert "shipped" in str(result.next["found"])
+
+
+def test_the_trace_a_hook_records_is_on_the_result_and_in_the_view(app):
+    script = app / "assistants/tests/runner-echo/src/index.ts"
+    script.write_text(script.read_text().replace(
+        "function Next(ctx: agent.Context, payload: any, options: any): any {\n  return {",
+        "function Next(ctx: agent.Context, payload: any, options: any): any {\n"
+        "  const step = ctx.trace.Add({ q: 1 }, { label: \"Look up the order\" });\n"
+        "  ctx.trace.Info(\"found it\");\n  step.Complete({ ok: true });\n  return {"))
+    ctx = Context()
+    view = ContextView(ctx)
+    result = run_turn(ctx, "hello", assistant=app / "assistants/tests/runner-echo", model=ScriptedModel(["Hi"]),
+                      view=view)
+    assert result.ok, result.error
+    assert result.trace["label"] == "Look up the order" and result.trace["status"] == "completed"
+    outputs = view.state()["outputs"]
+    node = outputs["messages"][f"trace:{result.trace['id']}"]
+    assert node["type"] == "event" and node["props"]["message"] == "Look up the order · completed"
+    view.close()

@@ -75,10 +75,40 @@ class _ViewSink:
         self.bridge.write([message])
 
 
+class _TraceToView:
+    """``ctx.trace`` in the view: one ``event`` output message per trace node (``trace:<id>``), its label
+    and status kept current as Yao's trace updates arrive (not part of the chat stream, as in Yao)."""
+
+    def __init__(self, view: Any) -> None:
+        self.view = view
+        self.nodes: dict[str, dict[str, str]] = {}
+
+    def __call__(self, update: dict) -> None:
+        data = update.get("data") if isinstance(update.get("data"), dict) else {}
+        records = data.get("nodes") or ([data["node"]] if isinstance(data.get("node"), dict) else [])
+        for record in records:
+            if isinstance(record, dict) and isinstance(record.get("id"), str):
+                self.nodes[record["id"]] = {"label": str(record.get("label") or record["id"]),
+                                            "status": str(record.get("status") or "")}
+        node_id = update.get("node_id")
+        if isinstance(node_id, str) and node_id in self.nodes and isinstance(data.get("status"), str):
+            self.nodes[node_id]["status"] = data["status"]
+        if update.get("type") in ("node_complete", "node_failed") and node_id in self.nodes:
+            self.nodes[node_id]["status"] = "completed" if update["type"] == "node_complete" else "failed"
+        touched = [record["id"] for record in records if isinstance(record, dict) and record.get("id") in self.nodes]
+        for key in dict.fromkeys([*touched, *([node_id] if node_id in self.nodes else [])]):
+            node = self.nodes[key]
+            self.view.write([{"id": f"trace:{key}", "type": "event", "props": {
+                "event": "trace", "name": node["label"], "message": f"{node['label']} · {node['status']}".rstrip(" ·"),
+                "node_id": key, "status": node["status"]}}])
+
+
 def _prepared(assistant: Any, view: Any, options: dict[str, Any]) -> Assistant:
     loaded = as_assistant(assistant)
     if view is not None and options.get("output") is None:
         options["output"] = _ViewSink(view)
+    if view is not None and options.get("trace_listener") is None:
+        options["trace_listener"] = _TraceToView(view)
     options.setdefault("hooks_of", script_hooks)
     for name in [name for name, value in options.items() if value is None and name in _NONE_IS_DEFAULT]:
         del options[name]
