@@ -27,6 +27,7 @@ import orjson
 from agentctx_widgets.output.delta import SHARED_SLOT, apply_message_in_place, new_state
 
 from .folding import FoldingQueue
+from .timers import SHARED as SHARED_TIMERS
 from .protocol_types import (
     ContextChange,
     ContextMessage,
@@ -60,11 +61,9 @@ Schedule = Callable[[float, Callable[[], None]], Timer]
 
 
 def thread_timer(delay: float, fn: Callable[[], None]) -> Timer:
-    """The default scheduler: a daemon ``threading.Timer``."""
-    timer = threading.Timer(delay, fn)
-    timer.daemon = True
-    timer.start()
-    return timer
+    """The default scheduler: ``fn`` on the process's one timer thread (``timers.py``: no thread start
+    per batch window on the streaming thread)."""
+    return SHARED_TIMERS.schedule(delay, fn)
 
 
 BATCH_INTERVAL = 0.030
