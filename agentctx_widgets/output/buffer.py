@@ -27,9 +27,9 @@ from .live_state import LiveState
 from .messages import (
     OutputGroup,
     OutputMessage,
+    TextAppend,
     clone_json,
     group_members,
-    TextAppend,
     normalize_group,
     normalize_message,
     text_append_message,
@@ -43,10 +43,13 @@ AppendText = Callable[[str, str, str, str], None]
 """A sink's ``append_text(msg_id, mtype, key, text)``: one text append onto an open message's string prop."""
 
 
-
 @runtime_checkable
 class Sink(Protocol):
-    """Anything that takes a batch of normalized output messages (a widget, an adapter, a recorder)."""
+    """Anything that takes a batch of normalized output messages (a widget, an adapter, a recorder).
+
+    Optional: ``write_group(group)`` (each SendGroup whole), ``check(message)`` / ``check_group(group)``
+    (refuse at send), ``append_text(msg_id, mtype, key, text)`` (fast-path text appends as parts).
+    """
 
     def write(self, messages: list[dict[str, Any]]) -> None: ...
 
@@ -88,7 +91,8 @@ def _writer(sink: SinkLike) -> Callable[[list[dict[str, Any]]], None]:
 
 def _materialize(entries: list[_Entry]) -> list[OutputMessage]:
     """The buffered entries as normalized message dicts (a new list; a fast-path entry becomes its dict)."""
-    return [text_append_message(entry) if type(entry) is tuple else entry for entry in entries]  # type: ignore[arg-type,misc]
+    return [text_append_message(entry) if type(entry) is tuple else entry  # type: ignore[arg-type,misc]
+            for entry in entries]
 
 
 def _deliver_mixed(write: Callable[[list[dict[str, Any]]], None], append_text: AppendText,
