@@ -258,6 +258,11 @@ def run(update_count: int, count: int) -> list[tuple[str, str, str]]:
                 during = [d for start, d in tasks if start + d >= t0_view and start <= t0_view + wall_view]
                 longest = max(during, default=0.0)
 
+            # let the view's settled snapshot (~0.5 MB to the page, 0.5 s after the burst) land before the
+            # baseline starts, so it is not timed as the baseline's
+            lab.execute("view.settle()")
+            time.sleep(1.0)
+
             # 2. the honest baseline: a bare anywidget fed by a plain list-append loop, sent every 30 ms
             note("bare anywidget burst (plain loop)")
             wall_bare, send_bare, _, exact_bare = timed(".bare-widget", "bare", f"bare_burst(bare, {count})")
