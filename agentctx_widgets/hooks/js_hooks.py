@@ -434,6 +434,12 @@ class JsHooks:
     def _converse(self, worker: WorkerProcess, request: bytes, call: _Call) -> tuple[dict, bytes]:
         """Send ``request``; serve the worker's frames (sends, console, ops) until its result."""
         worker.send(request)
+        head, extra = self._serve_until(worker, call, "result")
+        return head["result"], extra
+
+    def _serve_until(self, worker: WorkerProcess, call: _Call, key: str) -> tuple[dict, bytes]:
+        """Serve the worker's frames (sends, console, host ops) under the call's limits until one carries
+        ``key`` (``result``: the call ended; ``callback``: an ``onChunk`` returned); return that frame."""
         while True:
             body = worker.recv(max(call.kill_at() - time.monotonic(), 0.0))
             if body is None:
@@ -448,8 +454,10 @@ class JsHooks:
                 answer = self._answer(call, op, extra)
                 call.answered = time.monotonic()
                 worker.send(answer)
+            if key in head:
+                return head, extra
             if "result" in head:
-                return head["result"], extra
+                raise ValueError("the call ended while its onChunk was running")
 
     def _absorb(self, worker: WorkerProcess, call: _Call, head: dict, items: bytes) -> None:
         """Apply a frame's console lines and batch of sends (and its flush) to the turn."""
@@ -587,25 +595,8 @@ class JsHooks:
                 call.slept += time.monotonic() - call.waits[-1]
             try:
                 worker.send(b"K" + orjson.dumps(list(args), default=_json_default))
-                while True:
-                    body = worker.recv(max(call.kill_at() - time.monotonic(), 0.0))
-                    if body is None:
-                        raise _Overrun(call.limit_hit())
-                    if body[:1] != b"F":
-                        raise ValueError(f"an unknown frame {body[:1]!r}")
-                    head_bytes, items, extra = body[1:].split(b"\n", 2)
-                    head = orjson.loads(head_bytes)
-                    self._absorb(worker, call, head, items)
-                    op = head.get("op")
-                    if op is not None:
-                        answer = self._answer(call, op, extra)
-                        call.answered = time.monotonic()
-                        worker.send(answer)
-                    if "callback" in head:
-                        answer = orjson.loads(head["callback"])
-                        break
-                    if "result" in head:
-                        raise ValueError("the call ended while its onChunk was running")
+                head, _ = self._serve_until(worker, call, "callback")
+                answer = orjson.loads(head["callback"])
             except BaseException as error:  # noqa: BLE001 - raised again once the host call returns
                 failure.append(error)
                 return 1
