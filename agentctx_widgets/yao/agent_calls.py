@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .trace import Trace
-from .values import YaoServiceError, json_value, split_on_chunk
+from .values import BatchMethods, YaoServiceError, json_value, split_on_chunk
 
 AgentRunner = Callable[[str, list, dict, "Callable[[dict], Any] | None"], dict]
 """``runner(agent_id, messages, options, on_message) -> Response``: runs another assistant.
@@ -22,7 +22,7 @@ AgentRunner = Callable[[str, list, dict, "Callable[[dict], Any] | None"], dict]
 when given, is called with each message the sub-agent writes. An unknown id raises ``LookupError``."""
 
 
-class Agent:
+class Agent(BatchMethods):
     """``ctx.agent``: agent-to-agent calls (``agent/context/jsapi_agent.go``, ``agent/caller/``).
 
     ``Call(agent_id, messages, options?)`` returns ``{agent_id, response?, content?, error?}``
@@ -47,14 +47,6 @@ class Agent:
         options, on_chunk = split_on_chunk(args[2] if len(args) >= 3 else None)
         return self._call(args[0], args[1], options, on_chunk)
 
-    def All(self, *args: Any) -> list[dict]:  # noqa: N802
-        return self._batch(args, "all")
-
-    def Any(self, *args: Any) -> list[dict]:  # noqa: N802
-        return self._batch(args, "any")
-
-    def Race(self, *args: Any) -> list[dict]:  # noqa: N802
-        return self._batch(args, "race")
 
     def _call(self, agent_id: str, messages: list, options: dict, on_chunk: Callable[[dict], Any] | None,
               *, batch: bool = False) -> dict:
@@ -90,7 +82,7 @@ class Agent:
             result["content"] = content
         return result
 
-    def _batch(self, args: tuple, mode: str) -> list[dict]:
+    def _batch(self, method: str, args: tuple, mode: str) -> list[dict]:
         if not args:
             raise YaoServiceError("requires requests array parameter")
         if not isinstance(args[0], list):

@@ -37,7 +37,7 @@ from ..context.types import TYPE_OF_ROLE
 from ..context.usage_data import usage_normalize
 from ..models.protocol import Model, ModelError
 from .ids import NextId, counters
-from .values import YaoServiceError, js_int, split_on_chunk
+from .values import BatchMethods, YaoServiceError, js_int, split_on_chunk
 
 OnChunk = Callable[[dict], Any]
 Send = Callable[[dict], None]
@@ -46,7 +46,7 @@ _FLOAT_OPTIONS = ("temperature", "top_p", "presence_penalty", "frequency_penalty
 _INT_OPTIONS = ("max_tokens", "max_completion_tokens", "seed")
 
 
-class Llm:
+class Llm(BatchMethods):
     """``ctx.llm`` for one request.
 
     ``connectors`` maps Yao connector names to models, ``default`` answers any other name; ``next_id`` is the
@@ -73,14 +73,6 @@ class Llm:
         options, on_chunk = split_on_chunk(args[2] if len(args) >= 3 else None)
         return self._stream(args[0], args[1], options, on_chunk)
 
-    def All(self, *args: Any) -> list[dict]:  # noqa: N802
-        return self._batch(args, "all")
-
-    def Any(self, *args: Any) -> list[dict]:  # noqa: N802
-        return self._batch(args, "any")
-
-    def Race(self, *args: Any) -> list[dict]:  # noqa: N802
-        return self._batch(args, "race")
 
     def GenerateImage(self, *args: Any) -> dict:  # noqa: N802
         if len(args) < 2:
@@ -127,7 +119,7 @@ class Llm:
             result["content"] = response["content"]
         return result
 
-    def _batch(self, args: tuple, mode: str) -> list[dict]:
+    def _batch(self, method: str, args: tuple, mode: str) -> list[dict]:
         if not args:
             raise YaoServiceError("requires requests array parameter")
         if not isinstance(args[0], list):

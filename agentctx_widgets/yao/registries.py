@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .values import NotAvailableHere, YaoServiceError, js_string, json_value
+from .values import BatchMethods, NotAvailableHere, YaoServiceError, js_string, json_value
 
 
-class Mcp:
+class Mcp(BatchMethods):
     """``ctx.mcp`` answered by Python callables: ``register(server, {tool: fn})``.
 
     ``fn(arguments)`` gets the arguments object and returns the parsed result a hook sees (Yao parses
@@ -59,14 +59,6 @@ class Mcp:
     def CallToolsParallel(self, *args: Any) -> list:  # noqa: N802
         return self._call_many("CallToolsParallel", args)
 
-    def All(self, *args: Any) -> list[dict]:  # noqa: N802
-        return self._across("All", args, "all")
-
-    def Any(self, *args: Any) -> list[dict]:  # noqa: N802
-        return self._across("Any", args, "any")
-
-    def Race(self, *args: Any) -> list[dict]:  # noqa: N802
-        return self._across("Race", args, "race")
 
     def ListResources(self, *args: Any) -> Any:  # noqa: N802
         return self._not_here("ListResources", args, 1, "ListResources requires mcp parameter")
@@ -115,7 +107,7 @@ class Mcp:
         server = js_string(args[0])
         return [self._call(server, name, arguments) for name, arguments in calls]
 
-    def _across(self, method: str, args: tuple, mode: str) -> list[dict]:
+    def _batch(self, method: str, args: tuple, mode: str) -> list[dict]:
         if not args:
             raise YaoServiceError(f"{method} requires requests parameter")
         if not isinstance(args[0], list):
@@ -144,7 +136,7 @@ class Mcp:
                                "the notebook")
 
 
-class Search:
+class Search(BatchMethods):
     """``ctx.search`` answered by Python callables: ``register("web" | "kb" | "db", fn)``.
 
     ``fn(query, options)`` returns the result a hook sees (Yao's ``types.Result``). Argument errors are
@@ -173,14 +165,6 @@ class Search:
     def DB(self, *args: Any) -> Any:  # noqa: N802
         return self._one("DB", args)
 
-    def All(self, *args: Any) -> list:  # noqa: N802
-        return self._many("All", args, "all")
-
-    def Any(self, *args: Any) -> list:  # noqa: N802
-        return self._many("Any", args, "any")
-
-    def Race(self, *args: Any) -> list:  # noqa: N802
-        return self._many("Race", args, "race")
 
     def _one(self, method: str, args: tuple) -> Any:
         if not args:
@@ -198,7 +182,7 @@ class Search:
                                    "function(query, options))")
         return json_value(handler(query, json_value(options, "invalid options")), f"search {kind} result")
 
-    def _many(self, method: str, args: tuple, mode: str) -> list:
+    def _batch(self, method: str, args: tuple, mode: str) -> list:
         if not args:
             raise YaoServiceError(f"{method} requires requests parameter")
         if not isinstance(args[0], list):

@@ -15,6 +15,23 @@ from typing import Any
 import orjson
 
 
+class BatchMethods:
+    """Yao's ``All`` / ``Any`` / ``Race`` of ``ctx.llm``, ``ctx.agent``, ``ctx.mcp`` and ``ctx.search``: each
+    member runs them through its own ``_batch(method, args, mode)`` (``mode``: all, any, race)."""
+
+    def _batch(self, method: str, args: tuple, mode: str) -> list:
+        raise NotImplementedError
+
+    def All(self, *args: Any) -> list:  # noqa: N802 - Yao's method names
+        return self._batch("All", args, "all")
+
+    def Any(self, *args: Any) -> list:  # noqa: N802
+        return self._batch("Any", args, "any")
+
+    def Race(self, *args: Any) -> list:  # noqa: N802
+        return self._batch("Race", args, "race")
+
+
 class YaoServiceError(RuntimeError):
     """A ``ctx`` service call failed; ``str(error)`` is the message Yao's binding throws."""
 
