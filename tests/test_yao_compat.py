@@ -25,7 +25,6 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 from agentctx_widgets import Context, ContextView, Output, ScriptedModel, hooks_from_js, run_turn
-from agentctx_widgets import magics as magics_module
 from agentctx_widgets.hooks import HookContext
 from agentctx_widgets.output import CuiAdapter, StandardAdapter
 from agentctx_widgets.output.diagnostics import DIAGNOSTICS, DiagnosticError, diagnostic
@@ -1034,23 +1033,7 @@ def test_context_view_header_shows_the_diagnostics():
 # ---- %agentctx run: diagnostics under the summary, --strict -------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def shell() -> InteractiveShell:
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "agentctx_widgets")
-    return ip
-
-
-@pytest.fixture
-def ip(shell: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> Any:
-    shown: list[Any] = []
-    monkeypatch.setattr(magics_module, "display", shown.append)
-    before = set(shell.user_ns)
-    shell.shown = shown
-    yield shell
-    for name in set(shell.user_ns) - before:
-        del shell.user_ns[name]
-    shell.magics_manager.registry["AgentContextMagics"].hook_sets.clear()
+from magic_shell import ip, shell  # noqa: E402,F401 - the shared IPython shell fixtures
 
 
 def magic(shell: InteractiveShell, text: str, body: str | None = None) -> Any:
