@@ -12,6 +12,12 @@
  * cuts (soft-split.js): a soft chunk (`.actx-md-soft`) is followed by one marked `.actx-md-cont`,
  * with no gap between them, so layout and re-parsing stay about one piece per update.
  *
+ * While a message streams fast, a tail longer than TAIL_LIVE_MAX is re-parsed at most every
+ * TAIL_INTERVAL_MS: in between, the new characters are shown as plain text (`.actx-md-raw`) after
+ * what was last parsed, and a timer renders the text reached once the interval is over. A render with
+ * `streaming` false always shows the final text exactly. (Profiled during a 100,000-delta burst: the
+ * tail's re-parse and sanitizing was about a third of the page's Markdown work.)
+ *
  * DOM: `.actx-md` > `.actx-md-section`* (32 finished chunks each) > `.actx-md-chunk`*, then one
  * `.actx-md-tail`.
  */
@@ -62,6 +68,15 @@ export const SPLIT_PIECE = 8 * 1024;
 
 /** A skipped big-tail render is caught up this long after the text stops growing (ms). */
 const TAIL_SETTLE_MS = 150;
+
+/** A streaming tail up to this long is re-parsed on every update (cheap enough per frame). */
+export const TAIL_LIVE_MAX = 8 * 1024;
+
+/** A longer streaming tail is re-parsed at most this often (ms); plain text shows what came between. */
+export const TAIL_INTERVAL_MS = 100;
+
+/** @returns {number} */
+const monotonicNow = () => globalThis.performance?.now?.() ?? Date.now();
 
 const OPENER = /^( {0,3})(`{3,}|~{3,})(.*)$/;
 
@@ -161,7 +176,9 @@ export function cancelSettlesWithin(root) {
 }
 
 export class StreamingMarkdown {
-  constructor() {
+  /** @param {{now?: () => number}} [options] `now`: the clock (ms) the tail's re-parse interval is read on */
+  constructor(options = {}) {
+    this.now = options.now ?? monotonicNow;
     this.el = h("div", { className: "actx-md" });
     this.tail = h("div", { className: "actx-md-tail" });
     this.el.append(this.tail);
@@ -183,6 +200,13 @@ export class StreamingMarkdown {
     this.splitter = new SoftSplitter(0);
     /** The finished prefix ends inside a paragraph (its last chunk was a soft cut). */
     this.continues = false;
+    /** When the tail was last parsed (ms on `now`), and the finished prefix's length then. */
+    this.tailParsedAt = -Infinity;
+    this.tailCommitted = -1;
+    /** @type {Text | null} plain text shown after the tail's parsed part until its next parse */
+    this.raw = null;
+    /** Text length shown, parsed or as plain text. */
+    this.rawEnd = 0;
   }
 
   reset() {
@@ -196,6 +220,10 @@ export class StreamingMarkdown {
     this.scanner = new BlockScanner();
     this.openFence = null;
     this.tailShown = -1;
+    this.tailParsedAt = -Infinity;
+    this.tailCommitted = -1;
+    this.raw = null;
+    this.rawEnd = 0;
     this.splitter = new SoftSplitter(0);
     this.setContinues(false);
   }
@@ -207,7 +235,14 @@ export class StreamingMarkdown {
    */
   update(text, streaming = false) {
     this.el.classList.toggle("actx-streaming", streaming);
-    if (text === this.text) return;
+    if (text === this.text) {
+      // the stream ended without new text: what was shown as plain text (or deferred) gets parsed now
+      if (!streaming && (this.raw || this.settleTimer !== null)) {
+        this.cancelSettle();
+        this.showTail();
+      }
+      return;
+    }
     if (!text.startsWith(this.text)) this.reset();
     this.text = text;
     this.scanner.feed(text);
@@ -283,6 +318,8 @@ export class StreamingMarkdown {
         this.openFence = { start: fence.start, code, shown: 0 };
       }
       this.openFence.shown = text.length;
+      this.raw = null;
+      this.tailCommitted = -1;
       return;
     }
     this.openFence = null;
@@ -293,16 +330,30 @@ export class StreamingMarkdown {
         text.length - this.tailShown < (this.tailShown - this.committed) / 10) {
       // A stream may stop right here without ever closing the message: catch up once it is quiet.
       this.cancelSettle();
-      this.settleTimer = setTimeout(() => {
-        this.settleTimer = null;
-        SETTLING.delete(this);
-        if (this.tailShown !== this.text.length) this.showTail();
-      }, TAIL_SETTLE_MS);
-      SETTLING.add(this);
+      this.settleAfter(TAIL_SETTLE_MS);
+      return;
+    }
+    const wait = this.tailParsedAt + TAIL_INTERVAL_MS - this.now();
+    if (streaming && rest.length > TAIL_LIVE_MAX && wait > 0) {
+      this.showRaw();
+      if (this.settleTimer === null) this.settleAfter(wait);
       return;
     }
     this.cancelSettle();
     this.showTail();
+  }
+
+  /**
+   * Catch up with the text reached `ms` from now (a stream may also stop right there).
+   * @param {number} ms
+   */
+  settleAfter(ms) {
+    this.settleTimer = setTimeout(() => {
+      this.settleTimer = null;
+      SETTLING.delete(this);
+      if (this.tailShown !== this.text.length || this.raw) this.showTail();
+    }, ms);
+    SETTLING.add(this);
   }
 
   /** Re-parse and show everything after the finished prefix. */
@@ -310,6 +361,33 @@ export class StreamingMarkdown {
     const rest = this.text.slice(this.committed);
     this.tail.replaceChildren(rest ? renderMarkdown(rest) : "");
     this.tailShown = this.text.length;
+    this.tailParsedAt = this.now();
+    this.tailCommitted = this.committed;
+    this.raw = null;
+  }
+
+  /**
+   * Show the tail without parsing it: the characters after what was last parsed as plain text at its
+   * end, or, when a commit took part of the parsed tail away, the whole tail as plain text.
+   */
+  showRaw() {
+    const text = this.text;
+    if (this.tailCommitted !== this.committed) {
+      this.raw = document.createTextNode(text.slice(this.committed));
+      this.tail.replaceChildren(h("p", {}, [h("span", { className: "actx-md-raw" }, [this.raw])]));
+      this.tailCommitted = this.committed;
+    } else if (this.raw) {
+      this.raw.appendData(text.slice(this.rawEnd));
+    } else {
+      // inside the parsed tail's last block, so a paragraph keeps flowing on the same line; the
+      // parser dropped the paragraph's trailing space, so the words on both sides stay apart
+      const last = this.tail.lastElementChild;
+      const host = last?.tagName === "P" ? last : this.tail;
+      const gap = /\s/.test(text[this.tailShown - 1] ?? "") && !/\s$/.test(host.textContent ?? "") ? " " : "";
+      this.raw = document.createTextNode(gap + text.slice(this.tailShown));
+      host.append(h("span", { className: "actx-md-raw" }, [this.raw]));
+    }
+    this.rawEnd = text.length;
   }
 
   cancelSettle() {

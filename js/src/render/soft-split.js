@@ -15,11 +15,27 @@
 
 /** Characters that may start a line of a plain paragraph (anything else could start another block). */
 const BLOCK_START = new Set(["#", ">", "|", "<", "=", "`", "~", ":", " ", "\t", "\r", "\n"]);
-/** Delimiters that must come in pairs inside a piece. */
-const PAIRED = "`*_~";
 
-/** @param {string} ch */
-const isWordStart = (ch) => /[\p{L}\p{N}]/u.test(ch);
+/** Slot in `SoftSplitter.counts` per delimiter's char code (-1: not one); the scan reads codes, not strings. */
+const SLOT = new Int8Array(128).fill(-1);
+const TRACKED = "`*_~[]<>";
+for (let k = 0; k < TRACKED.length; k += 1) SLOT[TRACKED.charCodeAt(k)] = k;
+const [LBRACKET, RBRACKET, LT, GT] = [4, 5, 6, 7];
+const NEWLINE = 10;
+const SPACE = 32;
+const TAB = 9;
+
+/** @param {number} code */
+const isBlank = (code) => code === SPACE || code === TAB;
+
+/**
+ * A letter or digit (ASCII by table, the rest by Unicode property).
+ * @param {string} text @param {number} i @param {number} code `text.charCodeAt(i)`
+ */
+function isWordStart(text, i, code) {
+  if (code < 128) return (code >= 48 && code <= 57) || ((code | 32) >= 97 && (code | 32) <= 122);
+  return /[\p{L}\p{N}]/u.test(/** @type {string} */ (text[i]));
+}
 
 /**
  * Can the line starting at `i` only continue a plain paragraph? "unknown" while too little of it is written.
@@ -58,8 +74,8 @@ export class SoftSplitter {
     /** False once something other than one plain paragraph was seen: no cut until the next reset. */
     this.plain = true;
     this.continuing = continuing;
-    /** @type {Record<string, number>} */
-    this.counts = { "`": 0, "*": 0, _: 0, "~": 0, "[": 0, "]": 0, "<": 0, ">": 0 };
+    /** How many of each of `` ` * _ ~ [ ] < > `` the piece holds (in that order). */
+    this.counts = new Int32Array(TRACKED.length);
   }
 
   /** Begin a new piece at `start`. @param {number} start @param {boolean} [continuing] */
@@ -86,8 +102,9 @@ export class SoftSplitter {
     const counts = this.counts;
     const end = Math.min(text.length, limit);
     for (let i = this.pos; i < end; i += 1) {
-      const ch = /** @type {string} */ (text[i]);
-      if (ch === "\n") {
+      const code = text.charCodeAt(i);
+      const slot = code < 128 ? SLOT[code] : -1;
+      if (code === NEWLINE) {
         const kind = lineKind(text, i + 1);
         if (kind === "unknown") {
           this.pos = i; // the next line's start is not written yet: look again when it is
@@ -97,9 +114,9 @@ export class SoftSplitter {
           this.plain = false;
           return -1;
         }
-      } else if (ch in counts) {
-        counts[ch] = (counts[ch] ?? 0) + 1;
-      } else if (i >= this.start + minPiece && (text[i - 1] === " " || text[i - 1] === "\t") && isWordStart(ch) && this.balanced()) {
+      } else if (slot !== -1) {
+        counts[slot] += 1;
+      } else if (i >= this.start + minPiece && isBlank(text.charCodeAt(i - 1)) && isWordStart(text, i, code) && this.balanced()) {
         this.pos = i + 1;
         return i;
       }
@@ -110,7 +127,7 @@ export class SoftSplitter {
 
   balanced() {
     const c = this.counts;
-    for (const d of PAIRED) if (c[d] % 2 !== 0) return false;
-    return c["["] === c["]"] && c["<"] === c[">"];
+    for (let k = 0; k < LBRACKET; k += 1) if (c[k] % 2 !== 0) return false;
+    return c[LBRACKET] === c[RBRACKET] && c[LT] === c[GT];
   }
 }
