@@ -150,11 +150,8 @@ class YaoTurnResult:
     """The Context messages of each model call, in order."""
     model_options: list[dict | None] = field(default_factory=list)
     """The options of each model call, in order."""
-    client: str = ""
-    """What the client received, as Yao writes it (``writers.writer_for(accept)``): the CUI's SSE lines,
-    or a standard client's OpenAI chunks and ``data: [DONE]``."""
-    chunks: list = field(default_factory=list)
-    """A standard client's chunks (chunk maps, error objects, ``"[DONE]"``); empty for a CUI client."""
+    accept: str = "cui-web"
+    """The client kind the request was for."""
     trace: dict | None = None
     """What the hooks recorded with ``ctx.trace``: the root node with its children nested, as Yao's
     trace JSON (``trace.Trace.tree``); None when they recorded nothing (or ran with the seed's ctx)."""
@@ -162,6 +159,31 @@ class YaoTurnResult:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def client(self) -> str:
+        """What the client received, as Yao writes it (``writers.writer_for(accept)``): the CUI's SSE
+        lines, or a standard client's OpenAI chunks and ``data: [DONE]`` (written when first read)."""
+        return self._written()[0]
+
+    @property
+    def chunks(self) -> list:
+        """A standard client's chunks (chunk maps, error objects, ``"[DONE]"``); empty for a CUI client."""
+        return self._written()[1]
+
+    def _written(self) -> tuple[str, list]:
+        cached = self.__dict__.get("_client")
+        if cached is None or cached[0] != len(self.messages):
+            writer = writer_for(self.accept)
+            for message in self.messages:
+                try:
+                    writer.write([message])
+                except Exception:  # noqa: BLE001 - the writer's refusal (Yao's ConvertError): it sends nothing
+                    continue
+            writer.close()
+            cached = self.__dict__["_client"] = (len(self.messages), writer.text,
+                                                 list(writer.chunks) if isinstance(writer, OpenAIWriter) else [])
+        return cached[1], cached[2]
 
     @property
     def completion(self) -> dict | None:
@@ -768,7 +790,7 @@ async def run_assistant_async(
     if hooks_of is not None and not callable(hooks_of):
         raise TypeError(f"run_assistant(hooks_of=…): expected a callable, got {type(hooks_of).__name__}")
     script = as_yao_hooks(hooks) if hooks is not None else hooks_for(assistant, hooks_of)
-    result = YaoTurnResult()
+    result = YaoTurnResult(accept=accept)
     shared = _Shared(output, clock or (lambda: time.time() * 1000), result, id_generator)
     options = dict(options or {})
     defaults = {"chat_id": getattr(context, "id", "") or "", "accept": accept,
@@ -821,22 +843,7 @@ async def run_assistant_async(
         result.trace = services.trace.tree()
         result.diagnostics.extend(services.trace.diagnostics)
         services.release()  # the end of the request: ctx.memory.context goes (context.go:93-99)
-    _write_client(result, accept)
     return result
-
-
-def _write_client(result: YaoTurnResult, accept: str) -> None:
-    """Fill ``result.client`` / ``.chunks`` with what the request's client got, as Yao's writer for
-    ``accept`` writes it (a message that writer refuses is left out, as Yao's writer drops it)."""
-    writer = writer_for(accept)
-    for message in result.messages:
-        try:
-            writer.write([message])
-        except Exception:  # noqa: BLE001 - the writer's refusal (Yao's ConvertError): that client gets nothing
-            continue
-    writer.close()
-    result.client = writer.text
-    result.chunks = list(writer.chunks) if isinstance(writer, OpenAIWriter) else []
 
 
 def run_assistant(context: Context, user_input: Any, **kwargs: Any) -> YaoTurnResult:
