@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from agentctx_widgets.context.types import MessageType
-from agentctx_widgets.output.message_types import LOADING, lookup
+from agentctx_widgets.output.message_types import LOADING, json_text, lookup
 
 MAX_LINE = 100
 """Characters per transcript line before it is cut with an ellipsis."""
@@ -49,7 +47,7 @@ def message_lines(message: dict[str, Any]) -> list[str]:
     """One line per content block; a record is one line naming its type."""
     kind = message.get("type")
     if isinstance(kind, str):
-        return [_cut(f"[record {kind}] {_json(_without(message, 'type'))}")]
+        return [_cut(f"[record {kind}] {json_text(_without(message, 'type'))}")]
     role = _type_name(kind)
     if kind == MessageType.TOOL_RESULT and message.get("callId"):
         role = f"tool_result {message['callId']}"
@@ -67,19 +65,19 @@ def message_lines(message: dict[str, Any]) -> list[str]:
 
 def block_line(role: str, block: Any) -> str:
     if not isinstance(block, dict):
-        return f"[{role}] {_json(block)}"
+        return f"[{role}] {json_text(block)}"
     kind = block.get("type")
     if kind == "text":
         return f"[{role}] {block.get('text', '')}"
     if kind == "thinking":
         return f"[thinking] {block.get('text', '')}"
     if kind == "toolCall":
-        return f"[tool_call {block.get('name', '?')}] {_json(block.get('arguments'))}"
+        return f"[tool_call {block.get('name', '?')}] {json_text(block.get('arguments'))}"
     if kind == "image":
         return f"[{role} image] {block.get('mimetype') or block.get('url') or ''}".rstrip()
     if kind == "binary":
         return f"[{role} file] {block.get('filename') or block.get('mimetype') or ''}".rstrip()
-    return f"[{role} {kind}] {_json(_without(block, 'type'))}"
+    return f"[{role} {kind}] {json_text(_without(block, 'type'))}"
 
 
 def output_line(message: dict[str, Any]) -> str:
@@ -92,7 +90,7 @@ def output_line(message: dict[str, Any]) -> str:
         return _cut(tag)
     body = lookup(kind).transcript(message.get("props") or {})
     if not isinstance(body, str):
-        body = _json(body)
+        body = json_text(body)
     return _cut(f"{tag} {body}")
 
 
@@ -118,15 +116,6 @@ def _cut(line: str) -> str:
     if len(line) <= MAX_LINE and not longer:
         return line
     return line[: MAX_LINE - 1] + "…"
-
-
-def _json(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-    except TypeError:
-        return repr(value)
 
 
 def _without(mapping: dict[str, Any], key: str) -> dict[str, Any]:
