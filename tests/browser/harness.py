@@ -123,19 +123,10 @@ class JupyterServer:
             return False
 
     def log_tail(self, chars: int = 4000) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-chars:]
-        except OSError:
-            return ""
+        return log_tail(self.log_path, chars)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        stop_process(self.process)
         shutil.rmtree(self.home, ignore_errors=True)
 
     def trust(self, path: Path) -> None:
@@ -156,6 +147,25 @@ class JupyterServer:
     def notebook_url(self, name: str) -> str:
         workspace = "w" + secrets.token_hex(6)
         return f"{self.base_url}/lab/workspaces/{workspace}/tree/{name}?reset&token={self.token}"
+
+
+def log_tail(path: Path, chars: int = 4000) -> str:
+    """The end of a server's log (for a failure message); empty when it cannot be read."""
+    try:
+        return path.read_text(errors="replace")[-chars:]
+    except OSError:
+        return ""
+
+
+def stop_process(process: subprocess.Popen | None) -> None:
+    """SIGTERM a server we started, by its PID; SIGKILL if it lingers."""
+    if process is not None and process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
 
 
 def launch_chromium(playwright: Any) -> Any:

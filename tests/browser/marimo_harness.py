@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import urllib.error
@@ -23,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import REPO, VENV_BIN, free_port, wait_until
+from harness import REPO, VENV_BIN, free_port, log_tail, stop_process, wait_until
 
 VIEW_WIDGET_ID = "agentctx_widgets.widget.view.ContextView"
 """The ``_anywidget_id`` marimo's ``open`` message carries for a ContextView."""
@@ -91,20 +90,11 @@ class MarimoServer:
         return f"{self.base_url}/?{urllib.parse.urlencode(params)}" if params else f"{self.base_url}/"
 
     def log_tail(self, chars: int = 4000) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-chars:]
-        except OSError:
-            return ""
+        return log_tail(self.log_path, chars)
 
     def stop(self) -> None:
         """SIGTERM by PID (marimo stops its kernels), SIGKILL if it lingers; remove the directory."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        stop_process(self.process)
         shutil.rmtree(self.home, ignore_errors=True)
 
 
