@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 sys.path.insert(0, str(REPO / "bench"))
 
-from harness import JupyterServer, Lab, launch_chromium, write_notebook  # noqa: E402
+from harness import Lab, lab_session, write_notebook  # noqa: E402
 from stream import LONGTASKS, SETUP, WATCH, note, start_cell, token, wait_key  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
@@ -157,63 +157,52 @@ def check(ok: bool) -> str:
 
 def run(messages: int, count: int, warm_runs: int) -> list[tuple[str, str, str]]:
     rows: list[tuple[str, str, str]] = []
-    server = JupyterServer().start()
-    try:
-        from playwright.sync_api import sync_playwright
+    with lab_session(timeout=180) as lab:
+        write_notebook(lab.server.root, "frontend.ipynb", [SETUP, MAKE_CONTEXT.replace("{n}", str(messages))])
+        lab.open("frontend.ipynb")
+        lab.page.evaluate(LONGTASKS)
+        lab.run_all()
+        per = messages / 1000
 
-        with sync_playwright() as playwright:
-            browser = launch_chromium(playwright)
-            page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
-            page.set_default_timeout(180_000)
-            lab = Lab(server, page)
-            write_notebook(server.root, "frontend.ipynb", [SETUP, MAKE_CONTEXT.replace("{n}", str(messages))])
-            lab.open("frontend.ipynb")
-            lab.page.evaluate(LONGTASKS)
-            lab.run_all()
-            per = messages / 1000
+        # 1. first screen, cold (the first view on the page), with the heap around it
+        note(f"{messages:,}-message context: first view")
+        before = cdp_figures(lab.page)
+        cold = show_view(lab, 1, "v1")
+        lab.wait_for("() => document.querySelector('.agentctx-view').dataset.seq !== undefined")
+        first = cdp_figures(lab.page)
+        rendered_first = lab.page.evaluate("() => document.querySelectorAll('.agentctx-view .actx-msg').length")
 
-            # 1. first screen, cold (the first view on the page), with the heap around it
-            note(f"{messages:,}-message context: first view")
-            before = cdp_figures(lab.page)
-            cold = show_view(lab, 1, "v1")
-            lab.wait_for("() => document.querySelector('.agentctx-view').dataset.seq !== undefined")
-            first = cdp_figures(lab.page)
-            rendered_first = lab.page.evaluate("() => document.querySelectorAll('.agentctx-view .actx-msg').length")
+        # 2. scroll through every message
+        note("scrolling to the oldest message")
+        scroll = lab.page.evaluate(SCROLL_ALL, messages)
+        up, down = scroll["up"], scroll["down"]
+        up_tasks, down_tasks = long_tasks(lab, up["start"], up["end"]), long_tasks(lab, down["start"], down["end"])
+        up_longest, down_longest = max(up_tasks, default=0.0), max(down_tasks, default=0.0)
+        full = cdp_figures(lab.page)
+        lab.execute("v1.close()")
 
-            # 2. scroll through every message
-            note("scrolling to the oldest message")
-            scroll = lab.page.evaluate(SCROLL_ALL, messages)
-            up, down = scroll["up"], scroll["down"]
-            up_tasks, down_tasks = long_tasks(lab, up["start"], up["end"]), long_tasks(lab, down["start"], down["end"])
-            up_longest, down_longest = max(up_tasks, default=0.0), max(down_tasks, default=0.0)
-            full = cdp_figures(lab.page)
-            lab.execute("v1.close()")
+        # 3. first screen, warm (later views on the same page)
+        warm = []
+        for n in range(2, 2 + warm_runs):
+            note(f"first screen, warm run {n - 1}")
+            warm.append(show_view(lab, n, f"v{n}"))
+            lab.execute(f"v{n}.close()")
+        warm_dom = statistics.median(w["dom"] for w in warm)
+        warm_screen = statistics.median(w["screen"] for w in warm)
 
-            # 3. first screen, warm (later views on the same page)
-            warm = []
-            for n in range(2, 2 + warm_runs):
-                note(f"first screen, warm run {n - 1}")
-                warm.append(show_view(lab, n, f"v{n}"))
-                lab.execute(f"v{n}.close()")
-            warm_dom = statistics.median(w["dom"] for w in warm)
-            warm_screen = statistics.median(w["screen"] for w in warm)
-
-            # 4. a 100,000-delta burst into a fresh view
-            note(f"burst of {count:,} deltas")
-            start_cell(lab, "view = ContextView(title='burst'); display(view)")
-            lab.wait_for("() => [...document.querySelectorAll('.agentctx-view')].some((v) => v.dataset.seq !== undefined"
-                         " && v.querySelector('[data-testid=actx-header-name]').textContent === 'burst')")
-            selector = ".agentctx-view .actx-out[data-output-id=b]"
-            lab.page.evaluate(WATCH, [selector, token(count - 1), 5 * count - 1, "burst"])
-            lab.execute(f"results['burst'] = burst(view, 'b', {count})")
-            done = wait_key(lab, "burst", 300)
-            t0, _ = lab.kernel_json("results['burst']")
-            burst_longest = None if done is None else longest_between(lab, t0, done + 500)
-            shown = lab.page.evaluate("(sel) => document.querySelector(sel).textContent", selector)
-            exact = shown.strip() == lab.kernel_json("''.join(piece(i) for i in range(%d))" % count).strip()
-            browser.close()
-    finally:
-        server.stop()
+        # 4. a 100,000-delta burst into a fresh view
+        note(f"burst of {count:,} deltas")
+        start_cell(lab, "view = ContextView(title='burst'); display(view)")
+        lab.wait_for("() => [...document.querySelectorAll('.agentctx-view')].some((v) => v.dataset.seq !== undefined"
+                     " && v.querySelector('[data-testid=actx-header-name]').textContent === 'burst')")
+        selector = ".agentctx-view .actx-out[data-output-id=b]"
+        lab.page.evaluate(WATCH, [selector, token(count - 1), 5 * count - 1, "burst"])
+        lab.execute(f"results['burst'] = burst(view, 'b', {count})")
+        done = wait_key(lab, "burst", 300)
+        t0, _ = lab.kernel_json("results['burst']")
+        burst_longest = None if done is None else longest_between(lab, t0, done + 500)
+        shown = lab.page.evaluate("(sel) => document.querySelector(sel).textContent", selector)
+        exact = shown.strip() == lab.kernel_json("''.join(piece(i) for i in range(%d))" % count).strip()
 
     rows.append((f"{messages:,}-message context: render() → first screen, first view on the page",
                  fmt_ms(cold["screen"]), f"DOM ready at {fmt_ms(cold['dom'])}; {rendered_first} messages in the DOM;"

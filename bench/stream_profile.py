@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 
-from harness import JupyterServer, Lab, launch_chromium, write_notebook  # noqa: E402
+from harness import lab_session, write_notebook  # noqa: E402
 from hardening_helpers import PIECE_SOURCE  # noqa: E402
 
 METRICS = ("TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration")
@@ -143,32 +143,21 @@ def main() -> None:
     static = Path(tempfile.mkdtemp(prefix="actx-prof-static-"))
     bundle = build_unminified(static)
     sections = line_files(bundle)
-    server = JupyterServer().start()
-    try:
-        from playwright.sync_api import sync_playwright
-
-        with sync_playwright() as playwright:
-            browser = launch_chromium(playwright)
-            page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
-            page.set_default_timeout(120_000)
-            lab = Lab(server, page)
-            write_notebook(server.root, "prof.ipynb", [SETUP.format(static=str(static)), "view = ContextView(title='burst'); view"])
-            lab.open("prof.ipynb")
-            lab.run_all()
-            lab.wait_for("() => document.querySelectorAll('.agentctx-view').length === 1")
-            cdp = page.context.new_cdp_session(page)
-            cdp.send("Performance.enable")
-            cdp.send("Profiler.enable")
-            cdp.send("Profiler.setSamplingInterval", {"interval": 200})
-            before = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
-            cdp.send("Profiler.start")
-            loop_ms = float(lab.execute(f"print(burst(view, 'b', {args.count}))").strip().splitlines()[-1])
-            lab.wait_for(WAIT_END, [token(args.count - 1), 5 * args.count - 1], timeout=120)
-            profile = cdp.send("Profiler.stop")["profile"]
-            after = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
-            browser.close()
-    finally:
-        server.stop()
+    with lab_session() as lab:
+        write_notebook(lab.server.root, "prof.ipynb", [SETUP.format(static=str(static)), "view = ContextView(title='burst'); view"])
+        lab.open("prof.ipynb")
+        lab.run_all()
+        lab.wait_for("() => document.querySelectorAll('.agentctx-view').length === 1")
+        cdp = lab.page.context.new_cdp_session(lab.page)
+        cdp.send("Performance.enable")
+        cdp.send("Profiler.enable")
+        cdp.send("Profiler.setSamplingInterval", {"interval": 200})
+        before = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+        cdp.send("Profiler.start")
+        loop_ms = float(lab.execute(f"print(burst(view, 'b', {args.count}))").strip().splitlines()[-1])
+        lab.wait_for(WAIT_END, [token(args.count - 1), 5 * args.count - 1], timeout=120)
+        profile = cdp.send("Profiler.stop")["profile"]
+        after = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
     wall = (profile["endTime"] - profile["startTime"]) / 1000.0
     print(f"kernel send loop {loop_ms:.0f} ms; profile spans {wall:.0f} ms (burst + the page's catch-up + the wait)")
     print("\n| Chromium counter over the burst | ms |\n|---|---|")

@@ -7,6 +7,8 @@ is on a condition (an HTTP answer, a page predicate, a kernel reply).
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 import os
 import secrets
@@ -19,7 +21,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -170,6 +172,25 @@ def stop_process(process: subprocess.Popen | None) -> None:
 
 def launch_chromium(playwright: Any) -> Any:
     return playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+
+
+@contextlib.contextmanager
+def lab_session(*, viewport: tuple[int, int] = (1200, 900), timeout: float = 120.0) -> Iterator[Lab]:
+    """A JupyterLab server, one Chromium and one page on it, for the benchmarks; all stopped on exit."""
+    from playwright.sync_api import sync_playwright
+
+    server = JupyterServer().start()
+    try:
+        with sync_playwright() as playwright:
+            browser = launch_chromium(playwright)
+            try:
+                page = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}).new_page()
+                page.set_default_timeout(timeout * 1000)
+                yield Lab(server, page)
+            finally:
+                browser.close()
+    finally:
+        server.stop()
 
 
 def write_notebook(root: Path, name: str, cells: list[str], *, metadata: dict | None = None,
