@@ -60,12 +60,13 @@ def _messages(index: int, message: dict) -> list[dict]:
             raise RequestError(f"{at}.callId: a tool result needs the id of the call it answers")
         return [{"role": "tool", "tool_call_id": call_id, "content": tool_result_text(message)}]
     if kind == MessageType.ASSISTANT:
-        out: dict[str, Any] = {"role": "assistant", "content": joined_text(message) or None}
+        # content is always a string, "" when the message holds only tool calls: the spec allows null,
+        # but llama-cpp-python's server refuses null (pydantic: "Input should be a valid string") and a
+        # missing key (its chat templates read content); every server in docs/servers.md takes "".
+        out: dict[str, Any] = {"role": "assistant", "content": joined_text(message)}
         calls = [_call(block) for block in blocks(message, "toolCall")]
         if calls:
             out["tool_calls"] = calls
-        if out["content"] is None and not calls:
-            out["content"] = ""
         return [out]
     role = _ROLE[kind]
     if only_text(message):
