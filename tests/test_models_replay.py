@@ -414,7 +414,7 @@ def test_bad_arguments(tmp_path):
     with pytest.raises(TypeError, match=r"^ReplayModel\(model=…\): expected a model with stream"):
         ReplayModel(tmp_path / "x.jsonl", model=object())
     (tmp_path / "dir.jsonl").mkdir()
-    with pytest.raises(ValueError, match=r"is not a regular file"):
+    with pytest.raises(ValueError, match=r"is a directory, not a regular file"):
         ReplayModel(tmp_path / "dir.jsonl")
 
 

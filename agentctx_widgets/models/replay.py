@@ -19,15 +19,26 @@ whose recordings are used up and ended in an error is sent again (recording the 
 interrupted call is not recorded, nor a failure of the environment rather than of the model
 (:data:`NOT_RECORDED`: no connection, a timeout, a missing or refused key), which would otherwise
 replay forever once the network is back.
+
+A recording file travels with notebooks and pull requests, so it is read as untrusted input
+(:class:`ReplayFileError`, naming the file and line, refuses it whole before anything replays): only a
+regular file of at most ``MAX_FILE_BYTES``, lines read one at a time of at most ``MAX_LINE_BYTES``, no
+line nested deeper than the session store's ``MAX_DEPTH`` nor with a key twice in one object, at most
+``MAX_EVENTS`` events a recording, every event an object with a string ``type``, and every key
+recomputed from its own request: a line whose key is not its request's hash (a forged or hand-edited
+recording, which would otherwise answer another request) is refused. Appending never follows a
+symlink (``O_NOFOLLOW``), and a recording that the next load would refuse is not written.
 """
 
 from __future__ import annotations
 
 import difflib
 import hashlib
+import heapq
 import os
 import threading
 import warnings
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -35,6 +46,8 @@ from typing import Any
 import orjson
 
 from ..context import is_record
+from ..context.safe_write import open_append, open_regular
+from ..context.store import _decode, _Refused  # the session store's line checks: depth, keys twice
 from .protocol import ModelError
 
 MODES = ("auto", "replay", "record")
@@ -44,6 +57,18 @@ ENV_MODE = "AGENTCTX_REPLAY"
 DIFF_LINES = 40
 NOT_RECORDED = frozenset({"CONNECTION", "TIMEOUT", "AUTHENTICATION", "PERMISSION_DENIED", "REPLAY_MISS"})
 """Error codes that say something about the environment, not the model: such calls are not recorded."""
+MAX_FILE_BYTES = 128 * 1024 * 1024
+"""A recording file larger than this is refused by its size, before a byte of it is read."""
+MAX_LINE_BYTES = 16 * 1024 * 1024
+"""A line (one model call) longer than this is refused; lines are read at most this + 1 bytes at a time."""
+MAX_EVENTS = 100_000
+"""A recording with more events than this is refused (a long streamed answer is a few thousand)."""
+NEAREST_CANDIDATES = 3
+"""A miss diffs against this many recordings, picked by a linear-time score from all of them."""
+
+
+class ReplayFileError(ValueError):
+    """A recording file ``ReplayModel`` refuses to read or write; the message names the file and line."""
 
 
 def request_of(messages: list[dict], options: dict | None, model: Any = None) -> dict:
@@ -189,15 +214,28 @@ class ReplayModel:
         if _is_error(last) and isinstance(last.get("error"), dict) and last["error"].get("code") in NOT_RECORDED:
             return
         entry = {"key": key, "model": request["model"], "request": request, "events": events}
-        line = orjson.dumps(entry, option=orjson.OPT_NON_STR_KEYS) + b"\n"
+        line = orjson.dumps(entry, option=orjson.OPT_NON_STR_KEYS)
+        problem = _refusal(line) or _entry_problem(orjson.loads(line))
+        if problem:
+            raise ReplayFileError(f"ReplayModel: this model call cannot be recorded in {self.path}: as a line it "
+                                  f"{problem}; nothing written")
+        line += b"\n"
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "ab+") as file:
-                if file.seek(0, os.SEEK_END):  # a cut last line (no newline): start a new one, don't glue onto it
-                    file.seek(-1, os.SEEK_END)
-                    if file.read(1) != b"\n":
-                        line = b"\n" + line
-                file.write(line)
+            fd = open_append(self.path, "ReplayModel")
+            try:
+                size = os.fstat(fd).st_size
+                if size and os.pread(fd, 1, size - 1) != b"\n":  # a cut last line: start a new one
+                    line = b"\n" + line
+                if size + len(line) > MAX_FILE_BYTES:
+                    raise ReplayFileError(f"ReplayModel: recording this model call would take {self.path} past "
+                                          f"{MAX_FILE_BYTES} bytes (MAX_FILE_BYTES), which a load refuses; "
+                                          f"nothing written (record into another file)")
+                view = memoryview(line)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
             self._index(entry)
             self._seen[key] = len(self.recordings[key])
             self.recorded += 1
@@ -208,24 +246,51 @@ class ReplayModel:
             self._by_content.setdefault(_content_key(entry["request"]), set()).add(entry["key"])
 
     def _load(self) -> None:
-        if not self.path.exists():
+        if not self.path.exists():  # a dangling symlink too: nothing to load (and appending refuses it)
             return
-        if not self.path.is_file():
-            raise ValueError(f"ReplayModel: {self.path} is not a regular file")
-        for number, line in enumerate(self.path.read_bytes().splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                entry = orjson.loads(line)
-            except orjson.JSONDecodeError as error:
-                warnings.warn(f"ReplayModel: {self.path.name} line {number} is not JSON ({error}); skipped",
-                              RuntimeWarning, stacklevel=3)
-                continue
-            if not (isinstance(entry, dict) and isinstance(entry.get("key"), str) and isinstance(entry.get("events"), list)):
-                warnings.warn(f"ReplayModel: {self.path.name} line {number} is not a recording "
-                              "({key, request, events}); skipped", RuntimeWarning, stacklevel=3)
-                continue
+        fd, info = open_regular(self.path, "ReplayModel")
+        with os.fdopen(fd, "rb") as file:
+            if info.st_size > MAX_FILE_BYTES:
+                raise ReplayFileError(f"ReplayModel: {self.path} is {info.st_size} bytes, over the {MAX_FILE_BYTES}-"
+                                      f"byte limit (MAX_FILE_BYTES); refusing to read it")
+            entries, read = [], 0
+            for number, raw in enumerate(iter(lambda: file.readline(MAX_LINE_BYTES + 1), b""), start=1):
+                read += len(raw)
+                if read > MAX_FILE_BYTES:
+                    raise ReplayFileError(f"ReplayModel: {self.path} grew past {MAX_FILE_BYTES} bytes "
+                                          f"(MAX_FILE_BYTES) while being read; refusing it")
+                cut = not raw.endswith(b"\n")
+                if cut and len(raw) > MAX_LINE_BYTES:
+                    raise ReplayFileError(f"ReplayModel: {self.path} line {number} is longer than {MAX_LINE_BYTES} "
+                                          f"bytes (MAX_LINE_BYTES); refusing the file")
+                entry = self._parse(raw, number)
+                if entry is not None:
+                    entries.append(entry)
+        for entry in entries:  # all or nothing: a refused line above leaves nothing loaded
             self._index(entry)
+
+    def _parse(self, raw: bytes, number: int) -> dict | None:
+        """One line's recording; ``None`` (with a warning) for a blank, cut or non-JSON line or one that is
+        not a recording at all; raises ``ReplayFileError`` for a line that is refused."""
+        if not raw.strip():
+            return None
+        where = f"ReplayModel: {self.path} line {number}"
+        try:
+            entry = _decode(raw)
+        except _Refused as refused:
+            raise ReplayFileError(f"{where} {refused}; refusing the file") from None
+        except orjson.JSONDecodeError as error:
+            warnings.warn(f"ReplayModel: {self.path.name} line {number} is not JSON ({error}); skipped",
+                          RuntimeWarning, stacklevel=4)
+            return None
+        if not (isinstance(entry, dict) and isinstance(entry.get("key"), str) and isinstance(entry.get("events"), list)):
+            warnings.warn(f"ReplayModel: {self.path.name} line {number} is not a recording "
+                          "({key, request, events}); skipped", RuntimeWarning, stacklevel=4)
+            return None
+        problem = _entry_problem(entry)
+        if problem:
+            raise ReplayFileError(f"{where} {problem}; refusing the file (re-record it)")
+        return entry
 
     # -- misses -----------------------------------------------------------------------------------
 
@@ -245,11 +310,20 @@ class ReplayModel:
         return ModelError(text, code="REPLAY_MISS", provider="replay")
 
     def _nearest(self, request: dict) -> dict | None:
-        best, best_score = None, -1.0
+        """The recording most like ``request``: every recording scored by how many of its JSON lines it
+        shares with the request (linear in their size, ``difflib``'s ``quick_ratio``), then the best
+        ``NEAREST_CANDIDATES`` compared properly."""
         wanted = _lines(request)
+        counts = Counter(wanted)
+        scored = []
         for entries in self.recordings.values():
             candidate = entries[-1]
-            score = difflib.SequenceMatcher(None, _lines(candidate.get("request")), wanted, autojunk=False).ratio()
+            lines = _lines(candidate.get("request"))
+            common = sum(min(n, counts[line]) for line, n in Counter(lines).items() if line in counts)
+            scored.append((2.0 * common / (len(lines) + len(wanted) or 1), len(scored), candidate, lines))
+        best, best_score = None, -1.0
+        for _, _, candidate, lines in heapq.nlargest(NEAREST_CANDIDATES, scored, key=lambda row: row[:2]):
+            score = difflib.SequenceMatcher(None, lines, wanted, autojunk=False).ratio()
             if score > best_score:
                 best, best_score = candidate, score
         return best
@@ -262,6 +336,43 @@ def _is_error(event: Any) -> bool:
 def _failed(entry: dict) -> bool:
     events = entry.get("events") or []
     return bool(events) and _is_error(events[-1])
+
+
+def _refusal(line: bytes) -> str | None:
+    """Why the line reader refuses ``line`` (too long, too deep, a key twice), ``None`` when it does not."""
+    if len(line) > MAX_LINE_BYTES:
+        return f"is {len(line)} bytes, over the {MAX_LINE_BYTES}-byte limit (MAX_LINE_BYTES)"
+    try:
+        _decode(line)
+    except _Refused as refused:
+        return str(refused)
+    return None
+
+
+def _entry_problem(entry: dict) -> str | None:
+    """Why a parsed recording is refused: its key is not its request's hash, its ``model`` is not its
+    request's, an event is not an object with a string ``type``, or it has too many events."""
+    request = entry.get("request")
+    if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
+        return "has no request ({model, messages, options}) to check its key against"
+    try:
+        actual = request_key(request)
+    except (TypeError, orjson.JSONEncodeError) as error:
+        return f"has a request that cannot be hashed ({error})"
+    if actual != entry["key"]:
+        return (f"has the key {entry['key']!r}, but its request hashes to {actual!r}: a recording answers only "
+                f"the request it holds (a forged or hand-edited line)")
+    if "model" in entry and entry["model"] != request.get("model"):
+        return "names a model that is not its request's model"
+    events = entry["events"]
+    if len(events) > MAX_EVENTS:
+        return f"has {len(events)} events, over the {MAX_EVENTS}-event limit (MAX_EVENTS)"
+    for index, event in enumerate(events):
+        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+            shown = orjson.dumps(event, option=orjson.OPT_NON_STR_KEYS).decode()
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            return f"has events[{index}] = {shown}, not an event (an object with a string type)"
+    return None
 
 
 def _lines(request: Any) -> list[str]:
