@@ -8,7 +8,8 @@ One place for it, so every writer (recordings, exports, suites) and every reader
   one) is refused by ``stat`` before it is opened (the session store's check), the open is ``O_NONBLOCK``
   and the descriptor is checked again with ``fstat``; ``read_regular`` refuses a file over its byte cap by
   its size, before reading, and never reads more than the cap + 1 bytes (a file that grows meanwhile).
-- :func:`open_append`: ``O_NOFOLLOW`` (a planted symlink, dangling or not, is refused), regular files only.
+- :func:`open_append` / :func:`open_truncate`: ``O_NOFOLLOW`` (a planted symlink, dangling or not, is
+  refused) and ``O_NONBLOCK`` (a FIFO without a reader is refused, not waited on), regular files only.
 - :func:`write_atomic`: a symlink at the target is refused; the new bytes go to a ``mkstemp`` file
   (``O_EXCL``: an unpredictable name, never an existing path) in the target's directory, then
   ``os.replace`` puts it in place, so a crash leaves the old file or the new one.
@@ -27,7 +28,7 @@ from pathlib import Path
 
 from .store import SessionFileError, _check_regular, _kind
 
-__all__ = ["UnsafeFileError", "open_append", "open_regular", "read_regular", "write_atomic"]
+__all__ = ["UnsafeFileError", "check_regular", "open_append", "open_regular", "open_truncate", "read_regular", "write_atomic"]
 
 _NOT_REGULAR_ERRNOS = (errno.ENXIO, errno.EISDIR, errno.ELOOP, errno.EAGAIN, errno.ENODEV)
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
@@ -38,15 +39,20 @@ class UnsafeFileError(ValueError):
     """A file refused because of what it is (not a regular file, a symlink to write through, too big)."""
 
 
+def check_regular(path: str | os.PathLike, what: str) -> None:
+    """Refuse ``path`` unless it is a regular file (or a symlink to one), by ``stat``, without opening it."""
+    try:
+        _check_regular(Path(path), what, creating=False)
+    except SessionFileError as refused:
+        raise UnsafeFileError(str(refused)) from None
+
+
 def open_regular(path: str | os.PathLike, what: str) -> tuple[int, os.stat_result]:
     """Open ``path`` to read, only if it is a regular file (symlinks to one are followed): ``(fd, fstat)``.
 
     Never blocks on a FIFO or a device; the caller closes the descriptor."""
     path = Path(path)
-    try:
-        _check_regular(path, what, creating=False)
-    except SessionFileError as refused:
-        raise UnsafeFileError(str(refused)) from None
+    check_regular(path, what)
     try:
         fd = os.open(path, _READ_FLAGS)
     except OSError as error:
@@ -88,8 +94,16 @@ def read_regular(path: str | os.PathLike, what: str, max_bytes: int) -> bytes:
 
 def open_append(path: str | os.PathLike, what: str) -> int:
     """Open (creating) ``path`` to read and append, never through a symlink; returns the descriptor."""
-    path = Path(path)
-    flags = (os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    return _open_to_write(Path(path), what, os.O_RDWR | os.O_APPEND)
+
+
+def open_truncate(path: str | os.PathLike, what: str) -> int:
+    """Open (creating, else emptying) the regular file ``path`` to write, never through a symlink."""
+    return _open_to_write(Path(path), what, os.O_WRONLY | os.O_TRUNC)
+
+
+def _open_to_write(path: Path, what: str, mode: int) -> int:
+    flags = (mode | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
              | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
     try:
         fd = os.open(path, flags, 0o666)

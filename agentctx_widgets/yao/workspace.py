@@ -11,16 +11,29 @@ refuses (``jsapi_workspace.go:39-280``). Return shapes are the binding's: ``Read
 Paths are relative to the root (a leading ``/`` means the root too, as a workspace's paths do); one
 that resolves outside it — ``..``, an absolute path elsewhere, a symlink pointing out — is refused
 with ``"<Method> failed: path escapes the workspace: <path>"`` before anything is touched.
+
+What a workspace directory holds came from outside too (a download, a sandbox), so: ``ReadFile`` and
+``Copy`` open only regular files (a FIFO, a device, a socket — or a symlink to one — is refused by
+``stat`` before any open, so no call can block the engine thread that waits on it), ``ReadFile`` refuses
+a file over ``MAX_READ_BYTES`` by its size before reading a byte, ``WriteFile`` never writes through a
+symlink or into a FIFO (a new file put in place whole), and ``Copy`` of a directory checks every entry
+first: a symlink in it that points outside the workspace is refused (naming it) before anything is
+copied, one that points inside is copied as the file it names.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
+from ..context.safe_write import UnsafeFileError, check_regular, open_regular, open_truncate, read_regular, write_atomic
 from .values import YaoServiceError, js_string
+
+MAX_READ_BYTES = 64 * 1024 * 1024
+"""``ReadFile`` of a larger file is refused by its size (it becomes one JavaScript string)."""
 
 
 class Workspace:
@@ -45,14 +58,15 @@ class Workspace:
 
     def ReadFile(self, *args: Any) -> str:  # noqa: N802 - Yao's method names
         path = self._path("ReadFile", args, "a path argument")
-        return self._do("ReadFile", lambda: path.read_bytes().decode("utf-8", errors="replace"))
+        data = self._do("ReadFile", lambda: read_regular(path, "ReadFile", MAX_READ_BYTES))
+        return data.decode("utf-8", errors="replace")
 
     def WriteFile(self, *args: Any) -> None:  # noqa: N802
         if len(args) < 2:
             raise YaoServiceError("WriteFile requires path and content arguments")
         path = self.resolve("WriteFile", args[0])
         content = js_string(args[1]).encode()
-        self._do("WriteFile", lambda: path.write_bytes(content))
+        self._do("WriteFile", lambda: write_atomic(path, content, "WriteFile"))
 
     def ReadDir(self, *args: Any) -> list[dict]:  # noqa: N802
         """Entries sorted by name, as Go's ``os.ReadDir`` returns them."""
@@ -98,7 +112,11 @@ class Workspace:
         if len(args) < 2:
             raise YaoServiceError("Copy requires src and dst arguments")
         src, dst = self.resolve("Copy", args[0]), self.resolve("Copy", args[1])
-        self._do("Copy", lambda: shutil.copytree(src, dst) if src.is_dir() else shutil.copyfile(src, dst))
+        if src.is_dir():
+            plan = self._copy_plan(src, dst)
+            self._do("Copy", lambda: _copy_planned(plan))
+        else:
+            self._do("Copy", lambda: _copy_file(src, dst))
 
     def Stat(self, *args: Any) -> dict:  # noqa: N802
         path = self._path("Stat", args, "a path argument")
@@ -111,6 +129,29 @@ class Workspace:
         path = self._path("Exists", args, "a path argument")
         return path.exists()
 
+    def _copy_plan(self, src: Path, dst: Path) -> list[tuple[Path, Path | None]]:
+        """Every ``(target, source)`` of copying the tree ``src`` to ``dst`` (``source`` ``None`` for a
+        directory), each source resolved and inside the workspace; raises before anything is copied."""
+        if dst == src or src in dst.parents:
+            raise YaoServiceError(f"Copy failed: cannot copy {src.relative_to(self.root)} into itself")
+        plan: list[tuple[Path, Path | None]] = [(dst, None)]
+        for folder, dirs, files in os.walk(src, followlinks=False):
+            base = dst / Path(folder).relative_to(src)
+            for name in sorted(dirs + files):
+                entry = Path(folder) / name
+                real = entry.resolve()
+                shown = entry.relative_to(self.root)
+                if real != self.root and self.root not in real.parents:
+                    raise YaoServiceError(f"Copy failed: path escapes the workspace: {shown} (a symlink to {real})")
+                if real.is_dir():
+                    if entry.is_symlink():  # a link to a folder inside: its own copy, never a loop through it
+                        raise YaoServiceError(f"Copy failed: {shown} is a symlink to a directory; refusing to follow it")
+                    plan.append((base / name, None))
+                else:
+                    self._do("Copy", lambda: check_regular(entry, "Copy"))
+                    plan.append((base / name, real))
+        return plan
+
     def _path(self, method: str, args: tuple, needs: str) -> Path:
         if not args:
             raise YaoServiceError(f"{method} requires {needs}")
@@ -120,8 +161,26 @@ class Workspace:
     def _do(method: str, action: Any) -> Any:
         try:
             return action()
+        except UnsafeFileError as error:
+            raise YaoServiceError(f"{method} failed: {str(error).split(': ', 1)[-1]}") from error
         except OSError as error:
             raise YaoServiceError(f"{method} failed: {error.strerror or error}") from error
+
+
+def _copy_file(src: Path, dst: Path) -> None:
+    """Copy one regular file (opened without blocking: never a FIFO or a device), keeping its mode bits."""
+    fd, info = open_regular(src, "Copy")
+    with os.fdopen(fd, "rb") as source, os.fdopen(open_truncate(dst, "Copy"), "wb") as target:
+        shutil.copyfileobj(source, target)
+        os.fchmod(target.fileno(), stat.S_IMODE(info.st_mode))
+
+
+def _copy_planned(plan: list[tuple[Path, Path | None]]) -> None:
+    for target, source in plan:
+        if source is None:
+            target.mkdir(parents=True, exist_ok=False)
+        else:
+            _copy_file(source, target)
 
 
 def _int32(value: int) -> int:
