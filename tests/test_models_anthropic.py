@@ -599,25 +599,26 @@ def test_closing_the_event_stream_closes_the_http_stream():
 
 # -- (d) errors through the SDK ----------------------------------------------------------------
 
-def failed_turn(*replies: Reply) -> tuple[dict, Context]:
+def failed_turn(*replies: Reply) -> tuple[dict, str]:
+    """(the turn's error, what its message says the request went to)."""
     with server_for(*replies) as server:
         ctx = Context()
         result = run_turn(ctx, "hi", model=AnthropicModel(MODEL, base_url=server.url, api_key="test"))
     assert result.response is None
     assert ctx.messages() == [{"type": 2, "content": [{"type": "text", "text": "hi"}]}]  # nothing committed
-    return result.error, ctx
+    return result.error, f"POST {server.url}/v1/messages, model {MODEL!r}"
 
 
 def test_401_names_where_the_key_came_from():
-    error, _ = failed_turn(json_reply("error_401.json", 401))
-    assert error == {"message": "anthropic answered HTTP 401: invalid x-api-key (the API key came from api_key=)",
+    error, where = failed_turn(json_reply("error_401.json", 401))
+    assert error == {"message": f"anthropic answered HTTP 401: invalid x-api-key ({where}; the API key came from api_key=)",
                      "code": "AUTHENTICATION", "name": "ModelError", "hook": None, "status": 401, "provider": "anthropic"}
 
 
 def test_429_is_a_rate_limit_with_the_retry_after_hint():
-    error, _ = failed_turn(json_reply("error_429.json", 429, **{"retry-after": "7"}))
+    error, where = failed_turn(json_reply("error_429.json", 429, **{"retry-after": "7"}))
     assert error == {"message": "anthropic answered HTTP 429: This request would exceed the rate limit for your "
-                                "organization of 50 requests per minute.; retry after 7 s",
+                                f"organization of 50 requests per minute. ({where}; retry after 7 s)",
                      "code": "RATE_LIMIT", "name": "ModelError", "hook": None, "status": 429, "retry": 7.0,
                      "provider": "anthropic"}
 
@@ -638,8 +639,8 @@ def test_429_model_error_fields_from_the_stream_itself():
 
 
 def test_529_is_overloaded():
-    error, _ = failed_turn(json_reply("error_529.json", 529))
-    assert (error["code"], error["status"], error["message"]) == ("OVERLOADED", 529, "anthropic answered HTTP 529: Overloaded")
+    error, where = failed_turn(json_reply("error_529.json", 529))
+    assert (error["code"], error["status"], error["message"]) == ("OVERLOADED", 529, f"anthropic answered HTTP 529: Overloaded ({where})")
 
 
 def test_400_is_a_bad_request_with_the_api_message():

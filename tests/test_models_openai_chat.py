@@ -608,19 +608,27 @@ def test_an_async_client_from_an_ended_loop_fails_with_advice():
 
 
 def fail(reply, **model_kwargs):
+    events, error, _ = fail_at(reply, **model_kwargs)
+    return events, error
+
+
+def fail_at(reply, **model_kwargs):
+    """(events, the ModelError, ``POST <url>`` the request went to)."""
     with WireServer(reply) as server:
         model = OpenAIChatModel(MODEL, base_url=server.url, **({"api_key": "test"} | model_kwargs))
         events, error = events_from(model)
     assert isinstance(error, ModelError), events
-    return events, error
+    return events, error, f"POST {server.url}/chat/completions"
 
 
 def test_401_names_the_key_source():
-    events, error = fail(json_reply("error_401.json", 401))
+    events, error, url = fail_at(json_reply("error_401.json", 401))
     assert events == []
     assert (error.code, error.status, error.retry, error.provider) == ("AUTHENTICATION", 401, None, "openai")
     assert error.message == ("openai answered HTTP 401: Incorrect API key provided: test. You can find your API key at "
-                             "https://platform.openai.com/account/api-keys. (the API key came from api_key=)")
+                             f"https://platform.openai.com/account/api-keys. ({url}, model 'gpt-4.1-mini'; "
+                             "the API key came from api_key=)")
+    assert (error.url, error.model, error.hint) == (url, "gpt-4.1-mini", None)
 
 
 def test_401_with_the_key_from_the_environment_says_so(monkeypatch):
@@ -629,16 +637,17 @@ def test_401_with_the_key_from_the_environment_says_so(monkeypatch):
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         events, error = events_from(OpenAIChatModel(MODEL))
     assert error.code == "AUTHENTICATION"
-    assert error.message.endswith("(the API key came from the environment variable OPENAI_API_KEY)")
+    assert error.message.endswith("; the API key came from the environment variable OPENAI_API_KEY)")
+    assert "sk-bad" not in error.message
     assert server.requests[0].headers["authorization"] == "Bearer sk-bad"
 
 
 def test_429_with_retry_after_seconds():
-    _, error = fail(json_reply("error_429.json", 429, headers={"retry-after": "2"}))
+    _, error, url = fail_at(json_reply("error_429.json", 429, headers={"retry-after": "2"}))
     assert (error.code, error.status, error.retry) == ("RATE_LIMIT", 429, 2.0)
     assert error.retryable is True
     assert error.message.endswith("Please try again in 2s. Visit https://platform.openai.com/account/rate-limits "
-                                  "to learn more.; retry after 2 s")
+                                  f"to learn more. ({url}, model 'gpt-4.1-mini'; retry after 2 s)")
 
 
 def test_429_with_retry_after_ms():
@@ -655,9 +664,87 @@ def test_429_with_retry_after_ms():
     ("error_503.json", 503, "UNAVAILABLE", "openai answered HTTP 503: The server is overloaded or not ready yet."),
 ])
 def test_http_errors_map_to_codes(name, status, code, text):
-    events, error = fail(json_reply(name, status))
+    events, error, url = fail_at(json_reply(name, status))
     assert events == []
-    assert (error.code, error.status, error.retry, error.message) == (code, status, None, text)
+    assert (error.code, error.status, error.retry, error.message) == (
+        code, status, None, f"{text} ({url}, model 'gpt-4.1-mini')")
+
+
+@pytest.mark.parametrize(("status", "body", "content_type", "said"), [
+    # FastAPI's default bodies (llama-cpp-python's 401 and an unknown route), as starlette writes them
+    (401, '{"detail":"Invalid API key"}', "application/json", "Invalid API key"),
+    (404, '{"detail":"Not Found"}', "application/json", "Not Found"),
+    # FastAPI's request validation body: the first three places, then how many more
+    (422, '{"detail":[{"type":"missing","loc":["body","messages"],"msg":"Field required","input":{}},'
+          '{"type":"string_type","loc":["body","model"],"msg":"Input should be a valid string","input":1},'
+          '{"type":"missing","loc":["body","a"],"msg":"Field required"},{"type":"missing","loc":["body","b"],"msg":"x"}]}',
+     "application/json", "body.messages: Field required; body.model: Input should be a valid string; "
+                         "body.a: Field required (and 1 more)"),
+    # error as a plain string (Ollama's {"error": "model \"x\" not found, try pulling it first"})
+    (404, '{"error":"model \\"nope\\" not found, try pulling it first"}', "application/json",
+     'model "nope" not found, try pulling it first'),
+    (502, "Bad Gateway\n", "text/plain", "Bad Gateway"),
+    (500, "", "text/plain", "no error message (the body was empty)"),
+    (500, '{"status":"broken"}', "application/json", 'no error message; the body was {"status": "broken"}'),
+])
+def test_every_error_body_shape_gives_the_servers_own_message(status, body, content_type, said):
+    _, error, url = fail_at(Reply(body, status=status, content_type=content_type))
+    assert error.status == status
+    assert error.message.startswith(f"openai answered HTTP {status}: {said} ({url}, model 'gpt-4.1-mini'")
+
+
+def test_a_base_url_without_v1_gets_the_hint_on_its_404():
+    with WireServer(Reply('{"detail":"Not Found"}', status=404, content_type="application/json"), prefix="") as server:
+        events, error = events_from(OpenAIChatModel(MODEL, base_url=server.url, api_key="test"))
+    assert server.requests[0].path == "/chat/completions"
+    assert error.code == "NOT_FOUND"
+    assert error.message == (f"openai answered HTTP 404: Not Found (POST {server.url}/chat/completions, model "
+                             f"'gpt-4.1-mini'). Hint: base_url {server.url} has no /v1: OpenAI-compatible servers "
+                             "(Ollama, llama-server, vLLM, LM Studio, LiteLLM) serve /v1/chat/completions, so try "
+                             f"base_url='{server.url}/v1'")
+    assert error.hint.startswith(f"base_url {server.url} has no /v1")
+
+
+def test_a_404_with_v1_asks_whether_the_model_exists():
+    _, error, url = fail_at(Reply('{"error":"model \\"gpt-4.1-mini\\" not found, try pulling it first"}',
+                                  status=404, content_type="application/json"))
+    base = url.removeprefix("POST ").removesuffix("/chat/completions")
+    assert error.hint == f"is 'gpt-4.1-mini' a model this server serves? {base}/models lists them"
+
+
+def test_connection_refused_names_the_url_and_the_usual_ports():
+    base = f"http://127.0.0.1:{free_port()}/v1"
+    events, error = events_from(OpenAIChatModel(MODEL, base_url=base, api_key="test"))
+    assert error.code == "CONNECTION"
+    assert f"(POST {base}/chat/completions, model 'gpt-4.1-mini')" in error.message
+    assert error.hint == (f"nothing accepted the connection at {base}: is the server running, on this host and port? "
+                          "(default ports: Ollama 11434, llama-server 8080, llama-cpp-python 8000, vLLM 8000, "
+                          "LM Studio 1234, LiteLLM proxy 4000)")
+    assert error.message.endswith(". Hint: " + error.hint)
+
+
+def test_a_401_with_the_key_under_a_near_miss_name_says_which_variable_is_read(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_KEY", "sk-proj-0123456789abcdef")
+    with WireServer(json_reply("error_401.json", 401)) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        _, error = events_from(OpenAIChatModel(MODEL))
+    assert error.hint == "OPENAI_API_KEY is not set but OPENAI_KEY is: the SDK reads OPENAI_API_KEY (or pass api_key=)"
+    assert "sk-proj-0123456789abcdef" not in error.message
+
+
+def test_a_key_the_server_echoes_is_blanked_and_urls_lose_query_and_user_info():
+    key = "sk-live-abcdefghijklmnop"
+    reply = Reply('{"error":{"message":"Invalid key sk-live-abcdefghijklmnop","type":"invalid_request_error",'
+                  '"code":"invalid_api_key"}}', status=401, content_type="application/json")
+    with WireServer(reply) as server:
+        host = server.url.removeprefix("http://")
+        client = openai.AsyncOpenAI(base_url=f"http://user:pw@{host}", api_key=key, max_retries=0,
+                                    default_query={"key": "secret-query"})
+        model = OpenAIChatModel(MODEL, client=client)
+        _, error = events_from(model)
+    assert key not in error.message and "secret-query" not in error.message and "pw@" not in error.message
+    assert error.message.startswith(f"openai answered HTTP 401: Invalid key *** (POST {server.url}/chat/completions, ")
 
 
 def test_an_error_data_line_mid_stream_raises_and_commits_nothing():
@@ -744,7 +831,8 @@ def test_the_error_hook_sees_the_code():
         result = agentctx_widgets.run_turn(Context(), "hi", hooks=hooks,
                                            model=OpenAIChatModel(MODEL, base_url=server.url, api_key="t"))
     message = capture(DIR + "error_429.json")
-    expected_message = f"openai answered HTTP 429: {orjson.loads(message)['error']['message']}; retry after 2 s"
+    expected_message = (f"openai answered HTTP 429: {orjson.loads(message)['error']['message']} "
+                        f"(POST {server.url}/chat/completions, model 'gpt-4.1-mini'; retry after 2 s)")
     assert seen == [{"message": expected_message, "code": "RATE_LIMIT", "name": "ModelError", "hook": None,
                      "status": 429, "retry": 2.0, "provider": "openai"}]
     assert result.error == seen[0]

@@ -602,19 +602,25 @@ def test_a_sync_client_gives_the_same_turn():
 # -- (d) errors through the SDK ----------------------------------------------------------------
 
 def failed_turn(*replies: Reply) -> dict:
+    error, _ = failed_turn_at(*replies)
+    return error
+
+
+def failed_turn_at(*replies: Reply) -> tuple[dict, str]:
+    """(the turn's error, what its message says the request went to)."""
     with server_for(*replies) as server:
         ctx = Context()
         result = run_turn(ctx, "hi", model=model_on(server))
     assert result.response is None
     assert ctx.messages() == [{"type": 2, "content": [{"type": "text", "text": "hi"}]}]  # nothing committed
     assert len(server.requests) == 1  # SDK retries are off: the Error hook decides
-    return result.error
+    return result.error, f"POST {server.url}/responses, model {MODEL!r}"
 
 
 def test_401_names_where_the_key_came_from():
-    error = failed_turn(json_reply("error_401.json", 401))
+    error, where = failed_turn_at(json_reply("error_401.json", 401))
     assert error == {"message": "openai answered HTTP 401: Incorrect API key provided: test. You can find your API key "
-                                "at https://platform.openai.com/account/api-keys. (the API key came from api_key=)",
+                                f"at https://platform.openai.com/account/api-keys. ({where}; the API key came from api_key=)",
                      "code": "AUTHENTICATION", "name": "ModelError", "hook": None, "status": 401, "provider": "openai"}
 
 
@@ -624,16 +630,16 @@ def test_401_without_a_key_names_the_environment_variable(monkeypatch):
         result = run_turn(Context(), "hi", model=OpenAIResponsesModel(MODEL, base_url=server.url, timeout=10))
     assert result.error["code"] == "AUTHENTICATION"
     assert result.error["message"].endswith(
-        "(the API key came from the environment variable OPENAI_API_KEY (which is not set))")
+        "; the API key came from the environment variable OPENAI_API_KEY (which is not set))")
 
 
 @pytest.mark.parametrize(("headers", "retry"), [({"retry-after-ms": "1500"}, 1.5), ({"retry-after": "3"}, 3.0)])
 def test_429_is_a_rate_limit_with_the_retry_hint(headers, retry):
-    error = failed_turn(json_reply("error_429.json", 429, **headers))
+    error, where = failed_turn_at(json_reply("error_429.json", 429, **headers))
     assert error == {"message": "openai answered HTTP 429: Rate limit reached for o4-mini in organization org-test on "
                                 "requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in 1.5s. "
                                 "Visit https://platform.openai.com/account/rate-limits to learn more."
-                                f"; retry after {retry:g} s",
+                                f" ({where}; retry after {retry:g} s)",
                      "code": "RATE_LIMIT", "name": "ModelError", "hook": None, "status": 429, "retry": retry,
                      "provider": "openai"}
 
@@ -653,9 +659,9 @@ def test_429_model_error_fields_from_the_stream_itself():
 
 
 def test_500_is_a_server_error():
-    error = failed_turn(json_reply("error_500.json", 500))
+    error, where = failed_turn_at(json_reply("error_500.json", 500))
     assert error == {"message": "openai answered HTTP 500: The server had an error while processing your request. "
-                                "Sorry about that!",
+                                f"Sorry about that! ({where})",
                      "code": "SERVER_ERROR", "name": "ModelError", "hook": None, "status": 500, "provider": "openai"}
 
 

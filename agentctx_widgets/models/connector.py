@@ -31,6 +31,7 @@ from typing import Any
 
 from ..context import usage_headers
 from .errors import error_from_sdk
+from .hints import Target, safe_url
 from .protocol import ModelError
 
 
@@ -218,7 +219,8 @@ class SdkModel:
                     f"{self.provider.name}: the async client passed as client= belongs to an event loop that has "
                     "ended (each run_turn runs its own loop): pass api_key=/base_url= so the model builds a client "
                     "per call, or a sync client", code="MODEL_ERROR", provider=self.provider.name) from failure
-            raise error_from_sdk(failure, provider=self.provider.name, key_source=self.key_source) from failure
+            raise error_from_sdk(failure, provider=self.provider.name, key_source=self.key_source,
+                                 target=self._target(client, request)) from failure
         finally:
             if stream is not None:
                 await stream.close()
@@ -238,10 +240,22 @@ class SdkModel:
         except ModelError:
             raise
         except Exception as failure:  # noqa: BLE001
-            raise error_from_sdk(failure, provider=self.provider.name, key_source=self.key_source) from failure
+            raise error_from_sdk(failure, provider=self.provider.name, key_source=self.key_source,
+                                 target=self._target(client, request)) from failure
         finally:
             if stream is not None:
                 stream.close()
+
+    def _target(self, client: Any, request: dict) -> Target:
+        """Where this call went, for its error: the client's base URL, the model asked for, and the key to
+        blank out of any text shown."""
+        base = getattr(client, "base_url", None) if client is not None else None
+        base_url = str(base) if base is not None else (self.base_url or os.environ.get(self.provider.base_url_env))
+        key = self._api_key or getattr(client, "api_key", None) or os.environ.get(self.provider.key_env)
+        given = self.base_url or os.environ.get(self.provider.base_url_env) or (str(base) if self._client is not None and base else None)
+        return Target(url=safe_url(base_url), model=str(request.get("model") or self.model), base_url=given,
+                      provider=self.provider.name, key_env=self.provider.key_env,
+                      secrets=(key,) if isinstance(key, str) else ())
 
     def _start(self, raw: Any) -> dict:
         event: dict[str, Any] = {"type": "start", "model": self.model, "provider": self.provider.name}

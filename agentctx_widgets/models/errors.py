@@ -9,11 +9,14 @@ duck typing so this module imports neither.
 from __future__ import annotations
 
 import email.utils
+import json
 import math
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
+from .hints import Target, hint, request_line
 from .protocol import ModelError
 
 CODES: dict[str, str] = {
@@ -121,30 +124,78 @@ def code_for(status: int | None = None, provider_type: Any = None) -> str:
     return "MODEL_ERROR"
 
 
+_MAX_MESSAGE = 600
+
+
 def error_body(body: Any) -> tuple[str | None, Any]:
-    """(message, provider type) from an error body: OpenAI ``{"error": {"message", "type", "code"}}``,
-    Anthropic ``{"type": "error", "error": {"type", "message"}}``, or a bare ``{"message"}``."""
+    """(message, provider type) from every error body a server sends: OpenAI ``{"error": {"message", "type",
+    "code"}}``, Anthropic ``{"type": "error", "error": {"type", "message"}}``, a bare ``{"message"}``, ``error``
+    as a string (Ollama, llama-server's router, LiteLLM), FastAPI's ``{"detail": "…"}`` (llama-cpp-python's
+    401 and 404) or ``{"detail": [{"loc", "msg"}…]}`` (its 422), or a plain-text body. The OpenAI SDK hands
+    over ``body["error"]`` when there is one, so a string body may be the inner message already."""
+    if isinstance(body, str):
+        return (_clip(body.strip()) or None, None)
     if not isinstance(body, Mapping):
-        return (body.strip() or None, None) if isinstance(body, str) else (None, None)
+        return None, None
+    if isinstance(body.get("error"), str) and body["error"].strip():
+        return _clip(body["error"].strip()), body.get("type") if isinstance(body.get("type"), str) else None
     inner = body.get("error") if isinstance(body.get("error"), Mapping) else body
     message = inner.get("message")
     code = inner.get("code")
     kind = code if isinstance(code, str) and code in PROVIDER_TYPES else inner.get("type")
-    return (message if isinstance(message, str) else None), kind
+    if isinstance(message, str) and message.strip():
+        return _clip(message.strip()), kind
+    detail = _detail(inner.get("detail", body.get("detail")))
+    if detail:
+        return detail, kind
+    return None, kind
+
+
+def _detail(detail: Any) -> str | None:
+    """FastAPI's ``detail``: a string, or a validation list ``[{"loc": [...], "msg": "..."}]``."""
+    if isinstance(detail, str):
+        return _clip(detail.strip()) or None
+    if isinstance(detail, list) and detail:
+        shown = []
+        for item in detail[:3]:
+            if isinstance(item, Mapping):
+                where = ".".join(str(part) for part in item.get("loc") or [])
+                shown.append(f"{where}: {item.get('msg')}" if where else str(item.get("msg")))
+            else:
+                shown.append(str(item))
+        more = f" (and {len(detail) - 3} more)" if len(detail) > 3 else ""
+        return _clip("; ".join(shown) + more)
+    return None
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _MAX_MESSAGE else text[:_MAX_MESSAGE] + "…"
 
 
 def error_from_status(status: int, body: Any, headers: Any, *, provider: str, key_source: str | None = None,
-                      request_id: str | None = None) -> ModelError:
-    """A ``ModelError`` for an HTTP error response."""
+                      request_id: str | None = None, target: Target | None = None) -> ModelError:
+    """A ``ModelError`` for an HTTP error response: the server's own message, then where the request went
+    (``POST url``, the model, where the key came from, the retry hint), then a hint for the usual mistake."""
     message, kind = error_body(body)
     code = code_for(status, kind)
-    text = f"{provider} answered HTTP {status}: {message or 'no error message'}"
+    if message is None and isinstance(body, Mapping) and body:
+        message = f"no error message; the body was {_clip(json.dumps(body, default=str))}"
+    facts = [target.where()] if target is not None and target.where() else []
     if code == "AUTHENTICATION" and key_source:
-        text += f" (the API key came from {key_source})"
+        facts.append(f"the API key came from {key_source}")
     wait = retry_after(headers)
     if wait is not None:
-        text += f"; retry after {wait:g} s"
-    return ModelError(text, code=code, status=status, retry=wait, provider=provider, request_id=request_id)
+        facts.append(f"retry after {wait:g} s")
+    text = f"{provider} answered HTTP {status}: {message or 'no error message (the body was empty)'}"
+    if facts:
+        text += f" ({'; '.join(facts)})"
+    advice = hint(code, status, target) if target is not None else None
+    if advice:
+        text += f". Hint: {advice}"
+    if target is not None:
+        text = target.redact(text)
+    return ModelError(text, code=code, status=status, retry=wait, provider=provider, request_id=request_id,
+                      url=target.url if target else None, model=target.model if target else None, hint=advice)
 
 
 def error_event(error: Any, *, provider: str) -> dict:
@@ -155,33 +206,48 @@ def error_event(error: Any, *, provider: str) -> dict:
     return {"type": "error", "error": {"message": text, "code": code, "provider": provider}}
 
 
-def error_from_sdk(failure: BaseException, *, provider: str, key_source: str | None = None) -> ModelError:
+def error_from_sdk(failure: BaseException, *, provider: str, key_source: str | None = None,
+                   target: Target | None = None) -> ModelError:
     """Any exception from an official SDK (or httpx beneath it) → ``ModelError``."""
     if isinstance(failure, ModelError):
         return failure
     status = getattr(failure, "status_code", None)
     response = getattr(failure, "response", None)
+    if target is not None:
+        target = replace(target, url=request_line(failure, target.base_url) or target.url)
     if isinstance(status, int) and status < 400 and getattr(failure, "body", None) is not None:
         return _stream_error(failure, provider=provider)
     if isinstance(status, int):
         headers = getattr(response, "headers", None)
         request_id = getattr(failure, "request_id", None)
         return error_from_status(status, getattr(failure, "body", None), headers, provider=provider,
-                                 key_source=key_source, request_id=request_id if isinstance(request_id, str) else None)
+                                 key_source=key_source, request_id=request_id if isinstance(request_id, str) else None,
+                                 target=target)
     name = type(failure).__name__
     body = getattr(failure, "body", None)
     if body is not None and name == "APIError":  # an error the provider sent inside the event stream
         message, kind = error_body(body)
         return ModelError(f"{provider} stream error: {message or failure}", code=code_for(None, kind), provider=provider)
+    where = f" ({target.where()})" if target is not None and target.where() else ""
     if "Timeout" in name:
-        return ModelError(f"{provider}: the request timed out ({failure})", code="TIMEOUT", provider=provider)
+        return _located(f"{provider}: the request timed out{where} ({failure})", "TIMEOUT", provider, target, failure)
     if "Connection" in name or isinstance(failure, (ConnectionError, OSError)) or _is_transport(failure):
         cause = failure.__cause__ or failure.__context__
         detail = f"{failure}" + (f" ({type(cause).__name__}: {cause})" if cause and str(cause) not in str(failure) else "")
-        return ModelError(f"{provider}: the connection failed: {detail}", code="CONNECTION", provider=provider)
+        return _located(f"{provider}: the connection failed: {detail}{where}", "CONNECTION", provider, target, failure)
     if "Validation" in name or isinstance(failure, (ValueError, KeyError)):
         return ModelError(f"{provider}: the stream was malformed: {name}: {failure}", code="BAD_STREAM", provider=provider)
     return ModelError(f"{provider}: {name}: {failure}", code="MODEL_ERROR", provider=provider)
+
+
+def _located(text: str, code: str, provider: str, target: Target | None, failure: BaseException) -> ModelError:
+    advice = hint(code, None, target, failure) if target is not None else None
+    if advice:
+        text += f". Hint: {advice}"
+    if target is not None:
+        text = target.redact(text)
+    return ModelError(text, code=code, provider=provider, url=target.url if target else None,
+                      model=target.model if target else None, hint=advice)
 
 
 def _stream_error(failure: BaseException, *, provider: str) -> ModelError:

@@ -41,6 +41,9 @@ class ModelError(RuntimeError):
         retry: Any = None,
         provider: str | None = None,
         request_id: str | None = None,
+        url: str | None = None,
+        model: str | None = None,
+        hint: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -49,6 +52,12 @@ class ModelError(RuntimeError):
         self.retry = retry
         self.provider = provider
         self.request_id = request_id
+        self.url = url
+        """``METHOD URL`` the request went to (no query, no user info), when known."""
+        self.model = model
+        """The model id the request asked for."""
+        self.hint = hint
+        """The usual mistake behind this failure (base_url without /v1, no server on the port), or None."""
 
     @property
     def retryable(self) -> bool:
@@ -60,7 +69,7 @@ class ModelError(RuntimeError):
     def to_event_error(self) -> dict:
         """The ``error`` field of a normalised ``error`` event (seed 001: a string or ``{message, retry}``)."""
         error: dict[str, Any] = {"message": self.message, "code": self.code}
-        for key in ("status", "retry", "provider"):
+        for key in ("status", "retry", "provider", "url", "model", "hint"):
             value = getattr(self, key)
             if value is not None:
                 error[key] = value
@@ -78,6 +87,7 @@ class ModelError(RuntimeError):
                 status=status if isinstance(status, int) and not isinstance(status, bool) else None,
                 retry=error.get("retry"),
                 provider=error.get("provider") if isinstance(error.get("provider"), str) else None,
+                **{key: error[key] for key in ("url", "model", "hint") if isinstance(error.get(key), str)},
             )
         return cls(str(error) if error else "model error")
 
