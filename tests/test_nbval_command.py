@@ -32,7 +32,9 @@ def readme_command(readme: Path = README) -> str:
     start = text.index(SECTION)
     block = re.search(r"```bash\n(.*?)\n```", text[start:], re.S)
     assert block is not None, f"README.md: no ```bash block under {SECTION!r}"
-    return block.group(1).replace("\\\n", "").strip()
+    lines = block.group(1).replace("\\\n", "").strip().splitlines()
+    activate = "source .venv/bin/activate"  # the clone's venv; the test runs with this venv's PATH already
+    return "\n".join(line for line in lines if line.strip() != activate).strip()
 
 
 def failing_notebook(path: Path) -> None:
