@@ -274,7 +274,8 @@ def test_a_non_delta_resend_duplicates_and_says_so():
          "x", "x", {"type": "thinking", "props": {"content": "t"}, "id": "n"})
     assert [(d["code"], d["where"]) for d in a.diagnostics] == [("resend_duplicates", "message 'm'")] * 2
     assert a.diagnostics[0]["message"] == ("a message without delta for 'm' sends its whole content again: "
-                                           "a standard client appends it after the 9 characters it already shows")
+                                           "a standard (OpenAI-style) client appends it after the 9 characters it "
+                                           "already shows")
     assert "'replace' delta" in a.diagnostics[1]["message"]
     assert [code for code, _, _ in heard] == ["resend_duplicates"] * 2 and heard[0][2]["shown"] == 9
 

@@ -1,4 +1,4 @@
-"""Diagnostics: what Yao and its CUI client accept, but a hook author almost surely did not mean.
+"""Diagnostics: what Yao and its chat client (CUI) accept, but a hook author almost surely did not mean.
 
 The kit behaves like Yao at ``afab9c2`` and its client CUI at ``9c35de9`` (DESIGN.md "The reference
 rule"): a delta for an id never sent creates the message, an append of a number onto a string
@@ -23,72 +23,76 @@ Report = Callable[..., None]
 DIAGNOSTICS: dict[str, tuple[str, str]] = {
     # -- the delta engine: what the CUI client does (chatbox/utils/delta.ts, hooks/useChat.ts @ 9c35de9)
     "unknown_id": (
-        "delta for {id!r}, which was never sent: the client shows it as a new message",
+        "delta for {id!r}, which was never sent: Yao's chat client (CUI) shows it as a new message",
         "send the first message for an id without delta: true, or check the id for a typo",
     ),
     "after_done": (
-        "message for {id!r} after it was marked done: the client starts it afresh (a delta applies to empty props)",
+        "message for {id!r} after it was marked done: Yao's chat client (CUI) starts it afresh (a delta applies "
+        "to empty props)",
         "use a new id for a new message; done: true is the last message for an id",
     ),
     "shared_slot": (
-        "{count} messages without an id share one slot: the client shows only the last of them",
+        "{count} messages without an id share one slot: Yao's chat client (CUI) shows only the last of them",
         "give every message an id (ctx.Send({..., id: 'step1'})) so each keeps its own place",
     ),
     "type_changed": (
-        "delta for {id!r} has type {new!r}, the message is {old!r}: the client switches its type",
+        "delta for {id!r} has type {new!r}, the message is {old!r}: Yao's chat client (CUI) switches its type",
         "send deltas with the message's own type, or a non-delta message to replace it",
     ),
     "append_coerced": (
-        "append of a {kind} onto the text at {path}: the client concatenates its text form {text!r}",
+        "append of a {kind} onto the text at {path}: Yao's chat client (CUI) concatenates its text form {text!r}",
         "append strings onto strings; use replace or set for other values",
     ),
     "append_replaced": (
-        "append onto the {kind} at {path}: the client replaces it with the sent value",
+        "append onto the {kind} at {path}: Yao's chat client (CUI) replaces it with the sent value",
         "append works on strings and lists; use replace, set or merge for numbers and objects",
     ),
     "missing_value": (
-        "the delta's props have nothing at {path}: the client uses undefined ({effect})",
+        "the delta's props have nothing at {path}: Yao's chat client (CUI) uses undefined ({effect})",
         "put the value at the same path inside props as delta_path names",
     ),
     "merge_ignored": (
-        "merge of {value} at {path} changes nothing in the client (null and falsy values are skipped)",
+        "merge of {value} at {path} changes nothing in Yao's chat client (CUI): it skips null and falsy values",
         "use replace or set to clear or zero a value",
     ),
     "merge_list_by_index": (
-        "merge of a {source} onto a {target} at {path}: the client merges them index by index",
+        "merge of a {source} onto a {target} at {path}: Yao's chat client (CUI) merges them index by index",
         "use replace to swap a list, or append to extend it",
     ),
     "list_padded": (
-        "{path} is past the end of a list of {length}: the client fills the gap with null",
+        "{path} is past the end of a list of {length}: Yao's chat client (CUI) fills the gap with null",
         "append to grow a list, or set an index that exists",
     ),
     "path_made_object": (
-        "{path} creates an object with key {key!r}, not a list (a dotted index on a missing container)",
+        "{path} creates an object with key {key!r}, not a list, in Yao's chat client (CUI) (a dotted index on a "
+        "missing container)",
         "write items[0] to create a list, or send the whole list",
     ),
     "path_overwrote": (
-        "{path} goes through a {kind}: the client replaces it with an empty object",
+        "{path} goes through a {kind}: Yao's chat client (CUI) replaces it with an empty object",
         "make the value an object first, or change the path",
     ),
     "dropped": (
-        "the client drops this message: {reason}",
-        "the client's delta code throws on it and ignores the message; fix the path or the props",
+        "Yao's chat client (CUI) drops this message: {reason}",
+        "that client's delta code throws on it and ignores the message; fix the path or the props",
     ),
     "path_literal": (
-        "delta_path part {part!r} is a literal key in the client, not a list index",
+        "delta_path part {part!r} is a literal key in Yao's chat client (CUI), not a list index",
         "use name[0] (one index per part, letters, digits and _) or dotted indexes: items.0.name",
     ),
     "invalid_action": (
-        "unknown delta_action {action!r}: the client changes nothing but the type and done",
+        "unknown delta_action {action!r}: Yao's chat client (CUI) changes nothing but the type and done",
         "delta_action is append, replace, merge or set",
     ),
     "list_key_ignored": (
-        "{path} names the key {key!r} on a list, which is not an index: the client keeps the value where it never shows",
+        "{path} names the key {key!r} on a list, which is not an index: Yao's chat client (CUI) keeps the value "
+        "where it never shows",
         "index a list with a number (items.0 or items[0]); use an object for named keys",
     ),
     "bare_done_kept": (
-        "done with empty props for {id!r}: kept as the seed shows, but the CUI client at 9c35de9 blanks the message",
-        "send the final content with done: true, or a delta with done: true, to be safe on that client",
+        "done with empty props for {id!r}: this view keeps the text, but Yao's chat client (CUI) blanks the "
+        "message",
+        "send the final content with done: true, or a delta with done: true, so Yao's chat client keeps the text too",
     ),
     # -- hooks: what Yao's hook layer does (agent/assistant/hook/create.go @ afab9c2)
     "unknown_return_key": (
@@ -108,10 +112,10 @@ DIAGNOSTICS: dict[str, tuple[str, str]] = {
     ),
     # -- standard clients: what Yao's OpenAI adapter writes (agent/output/adapters/openai/converter.go)
     "resend_duplicates": (
-        "{how} for {id!r} sends its whole {prop} again: a standard client appends it after the "
-        "{shown} characters it already shows",
-        "send only what is new, as a delta (delta: true, delta_action: 'append'); a CUI client replaces "
-        "the text, a standard client cannot",
+        "{how} for {id!r} sends its whole {prop} again: a standard (OpenAI-style) client "
+        "appends it after the {shown} characters it already shows",
+        "send only what is new, as a delta (delta: true, delta_action: 'append'); Yao's chat client (CUI) "
+        "replaces the text, a standard client cannot",
     ),
     # -- Yao today (5a3f9a6a): the request (agent/assistant/agent.go, hook/script.go)
     "hook_error_hidden": (
@@ -135,8 +139,8 @@ DIAGNOSTICS: dict[str, tuple[str, str]] = {
         "End each streaming message once",
     ),
     "after_end": (
-        "{method}({id!r}) after the message ended (Send ends it at once, SendStream at End): the CUI client "
-        "cleared it and shows only what this call sent",
+        "{method}({id!r}) after the message ended (Send ends it at once, SendStream at End): Yao's chat client "
+        "(CUI) clears it and shows only what this call sent",
         "start a message you will add to with SendStream, and End it after the last Append",
     ),
     "block_unknown": (
