@@ -27,6 +27,7 @@ _EXPORTS.update(
         "run_turn": "hooks",
         "run_turn_async": "hooks",
         "TurnResult": "hooks",
+        "TurnError": "hooks",
         "HookContext": "hooks",
         "HookError": "hooks",
         "HookLoadError": "hooks",

@@ -346,6 +346,7 @@ class AgentContextMagics(Magics):
                 window_model=model_id,
                 accept=args.accept,
                 chat_id=context.id or context.name or target,
+                check=False,
                 **(extra or {"streaming": args.stream, "strict": args.strict}),
             )
         except KeyboardInterrupt:

@@ -88,7 +88,7 @@ def usage(target: Any, *, model: str | None = None, exact: bool = True) -> Usage
 
 def run(context: Context, text: Any, *, hooks: Any = None, model: Any = None, tools: Iterable[Any] | None = None,
         display: bool = True, title: str | None = None, window_model: str | None = None,
-        restore: bool = True, assistant: Any = None, **run_turn_options: Any) -> TurnResult:
+        restore: bool = True, assistant: Any = None, check: bool = True, **run_turn_options: Any) -> TurnResult:
     """One turn as ``%agentctx run`` runs it: live in this cell, then settled into the turn's document.
 
     In a notebook kernel (``display=True``) the cell shows a ``ContextView`` while the turn streams and,
@@ -98,9 +98,11 @@ def run(context: Context, text: Any, *, hooks: Any = None, model: Any = None, to
     exceptions and ``KeyboardInterrupt`` propagate after that. ``window_model`` names the model of the
     context-window gauge (default: the model's own id). ``assistant`` (a Yao assistant directory, or
     ``yao.load_assistant``'s result) runs the turn as today's Yao does (``run_turn(assistant=...)``). Other
-    options go to ``run_turn``.
+    options go to ``run_turn``. A failed turn raises ``TurnError`` once the cell shows its document and
+    the context is put back, unless ``check=False`` (then the failed result is returned).
     """
     from .hooks import run_turn
+    from .hooks.runner import checked
     from .widget.turn_display import TurnDisplay
 
     if not isinstance(context, Context):
@@ -114,7 +116,7 @@ def run(context: Context, text: Any, *, hooks: Any = None, model: Any = None, to
         if assistant is not None:
             run_turn_options["assistant"] = assistant
         result = run_turn(context, text, hooks=hooks, model=model, tools=tools,
-                          view=turn.view if turn is not None else None, **run_turn_options)
+                          view=turn.view if turn is not None else None, check=False, **run_turn_options)
     except BaseException:
         if turn is not None:
             turn.settle()  # the partial turn, as the view showed it, before the context is put back
@@ -125,7 +127,7 @@ def run(context: Context, text: Any, *, hooks: Any = None, model: Any = None, to
         turn.settle(usage=result.usage)
     if result.error and restore:
         before.restore(context)
-    return result
+    return checked(result, check)
 
 
 def _model_id(model: Any) -> str | None:

@@ -9,6 +9,7 @@ stream, never from this code's output.
 
 from __future__ import annotations
 
+import functools
 import asyncio
 import gc
 import inspect
@@ -27,6 +28,8 @@ from agentctx_widgets.models.convert import RequestError
 from agentctx_widgets.models.openai_chat import ChatTranslator
 from agentctx_widgets.models.tools import Tool
 from wire_server import Reply, WireServer, capture, capture_data, sse_events, translate_with
+
+run_unchecked = functools.partial(agentctx_widgets.run_turn, check=False)  # these tests read failed turns
 
 pytestmark = pytest.mark.timeout(5)
 
@@ -433,7 +436,7 @@ def test_run_turn_through_the_sdk_commits_the_message_with_provider_usage():
     with WireServer(stream_reply("text.sse")) as server:
         context = Context()
         model = OpenAIChatModel("gpt-4.1-mini", base_url=server.url, api_key="test")
-        result = agentctx_widgets.run_turn(context, "hi", model=model)
+        result = run_unchecked(context, "hi", model=model)
     assert result.error is None
     assert context.messages() == [
         {"type": 2, "content": [{"type": "text", "text": "hi"}]},
@@ -477,7 +480,7 @@ def test_the_sdk_keeps_every_field_the_translator_reads(name):
 def test_parallel_tool_calls_through_the_sdk_commit_two_tool_call_blocks():
     with WireServer(stream_reply("parallel_tool_calls.sse")) as server:
         context = Context()
-        result = agentctx_widgets.run_turn(context, "hi", model=OpenAIChatModel(MODEL, base_url=server.url, api_key="test"))
+        result = run_unchecked(context, "hi", model=OpenAIChatModel(MODEL, base_url=server.url, api_key="test"))
     assert result.error is None
     assert context.messages()[1] == {"type": 3, "content": TWO_CALLS}
     assert result.response["tool_calls"] == [
@@ -502,7 +505,7 @@ def test_a_tool_round_through_run_turn_sends_calls_and_results_back():
     replies = [stream_reply("parallel_tool_calls.sse"), stream_reply("text.sse")]
     with WireServer(replies) as server:
         context = Context()
-        result = agentctx_widgets.run_turn(context, "hi", model=OpenAIChatModel(MODEL, base_url=server.url, api_key="t"),
+        result = run_unchecked(context, "hi", model=OpenAIChatModel(MODEL, base_url=server.url, api_key="t"),
                                            tools=[get_weather, get_time])
     assert result.error is None
     assert result.response["content"] == "Hello! How can I help?"
@@ -530,7 +533,7 @@ def test_the_environment_variables_are_used_without_api_key_or_client(monkeypatc
         monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         model = OpenAIChatModel(MODEL)
-        result = agentctx_widgets.run_turn(Context(), "hi", model=model)
+        result = run_unchecked(Context(), "hi", model=model)
     assert result.error is None
     assert result.response["content"] == "Hello! How can I help?"
     [request] = server.requests
@@ -546,7 +549,7 @@ def test_a_sync_client_works_through_the_sync_driver():
         assert inspect.isgenerator(events)
         assert list(events) == [{"type": "start", "model": "gpt-4.1-mini", "provider": "openai"}, *PARALLEL_EVENTS]
         context = Context()
-        result = agentctx_widgets.run_turn(context, "hi", model=model)
+        result = run_unchecked(context, "hi", model=model)
     assert result.error is None
     assert context.messages()[1] == {"type": 3, "content": TWO_CALLS}
     assert [r.headers["authorization"] for r in server.requests] == ["Bearer sync-key", "Bearer sync-key"]
@@ -556,7 +559,7 @@ def test_a_sync_client_works_through_the_sync_driver():
 def test_per_call_options_merge_over_the_constructors():
     with WireServer(stream_reply("text.sse")) as server:
         model = OpenAIChatModel(MODEL, base_url=server.url, api_key="test", temperature=1, max_completion_tokens=64)
-        result = agentctx_widgets.run_turn(Context(), "hi", model=model, options={"temperature": 0})
+        result = run_unchecked(Context(), "hi", model=model, options={"temperature": 0})
     assert result.error is None
     assert server.requests[0].json == {"model": "gpt-4.1-mini", "messages": [USER_HI], **STREAMING,
                                        "temperature": 0, "max_completion_tokens": 64}
@@ -581,7 +584,7 @@ def test_one_model_serves_several_turns():
     with WireServer(stream_reply("text.sse")) as server:
         context = Context()
         model = OpenAIChatModel(MODEL, base_url=server.url, api_key="test")
-        errors = [agentctx_widgets.run_turn(context, "hi", model=model).error for _ in range(3)]
+        errors = [run_unchecked(context, "hi", model=model).error for _ in range(3)]
     assert errors == [None, None, None]
     assert len(server.requests) == 3
     assert [m["type"] for m in context.messages()] == [2, 3, 2, 3, 2, 3]
@@ -592,8 +595,8 @@ def test_an_async_client_from_an_ended_loop_fails_with_advice():
     with WireServer(stream_reply("text.sse")) as server:
         client = openai.AsyncOpenAI(api_key="t", base_url=server.url, max_retries=0)
         model = OpenAIChatModel(MODEL, client=client)
-        first = agentctx_widgets.run_turn(Context(), "hi", model=model)
-        second = agentctx_widgets.run_turn(Context(), "hi", model=model)
+        first = run_unchecked(Context(), "hi", model=model)
+        second = run_unchecked(Context(), "hi", model=model)
         del client, model
         gc.collect()  # the first loop's socket closes now, while this test runs, not at the suite's exit
     assert first.error is None
@@ -757,7 +760,7 @@ def test_an_error_data_line_mid_stream_raises_and_commits_nothing():
                              "Sorry about that!")
     with WireServer(stream_reply("error_midstream.sse")) as server:
         context = Context()
-        result = agentctx_widgets.run_turn(context, "hi", model=OpenAIChatModel(MODEL, base_url=server.url, api_key="t"))
+        result = run_unchecked(context, "hi", model=OpenAIChatModel(MODEL, base_url=server.url, api_key="t"))
     assert context.messages() == [{"type": 2, "content": [{"type": "text", "text": "hi"}]}]
     assert result.error == {"message": error.message, "code": "SERVER_ERROR", "name": "ModelError", "hook": None,
                             "provider": "openai"}
@@ -767,7 +770,7 @@ def test_an_error_data_line_mid_stream_raises_and_commits_nothing():
 def test_no_finish_reason_is_incomplete_through_run_turn():
     with WireServer(stream_reply("no_finish.sse")) as server:
         context = Context()
-        result = agentctx_widgets.run_turn(context, "hi", model=OpenAIChatModel(MODEL, base_url=server.url, api_key="t"))
+        result = run_unchecked(context, "hi", model=OpenAIChatModel(MODEL, base_url=server.url, api_key="t"))
     assert result.error == {"message": "openai: the stream ended without a finish_reason (the response is incomplete)",
                             "code": "INCOMPLETE", "name": "ModelError", "hook": None, "provider": "openai"}
     assert context.messages() == [{"type": 2, "content": [{"type": "text", "text": "hi"}]}]
@@ -828,7 +831,7 @@ def test_the_error_hook_sees_the_code():
     seen = []
     hooks = hooks_from_python(Error=lambda ctx, messages, error: seen.append(dict(error)))
     with WireServer(json_reply("error_429.json", 429, headers={"retry-after": "2"})) as server:
-        result = agentctx_widgets.run_turn(Context(), "hi", hooks=hooks,
+        result = run_unchecked(Context(), "hi", hooks=hooks,
                                            model=OpenAIChatModel(MODEL, base_url=server.url, api_key="t"))
     message = capture(DIR + "error_429.json")
     expected_message = (f"openai answered HTTP 429: {orjson.loads(message)['error']['message']} "
@@ -842,7 +845,7 @@ def test_the_error_hook_can_retry_after_a_server_error():
     hooks = hooks_from_python(Error=lambda ctx, messages, error: {"retry": True} if error["code"] == "UNAVAILABLE" else None)
     with WireServer([json_reply("error_503.json", 503), stream_reply("text.sse")]) as server:
         context = Context()
-        result = agentctx_widgets.run_turn(context, "hi", hooks=hooks,
+        result = run_unchecked(context, "hi", hooks=hooks,
                                            model=OpenAIChatModel(MODEL, base_url=server.url, api_key="t"))
     assert (result.error, result.retries, len(server.requests)) == (None, 1, 2)
     assert context.messages()[1] == {"type": 3, "content": [{"type": "text", "text": "Hello! How can I help?"}]}

@@ -11,6 +11,8 @@ import re
 
 import nbformat
 import pytest
+
+from agentctx_widgets import TurnError
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
@@ -90,10 +92,13 @@ def test_run_returns_the_result_and_puts_the_context_back_when_the_turn_fails():
             raise ConnectionError("the server hung up")
 
     before = ctx.messages()
-    failed = run(ctx, "Again", model=Broken())  # a model failure is the turn's error (the Error hook's to handle)
+    with pytest.raises(TurnError, match="the server hung up") as raised:  # a failed turn fails like a call
+        run(ctx, "Again", model=Broken())
+    assert not raised.value.result.ok and ctx.messages() == before
+    failed = run(ctx, "Again", model=Broken(), check=False)  # a model failure is the turn's error
     assert not failed.ok and "the server hung up" in failed.error["message"]
     assert ctx.messages() == before
-    kept = run(ctx, "Once more", model=Broken(), restore=False)
+    kept = run(ctx, "Once more", model=Broken(), restore=False, check=False)
     assert not kept.ok and ctx.messages()[: len(before)] == before and len(ctx) > len(before)
     with pytest.raises(TypeError, match="must be a Context"):
         run([], "hi")

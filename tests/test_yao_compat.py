@@ -15,6 +15,7 @@ Errors Yao throws are followed by `` (got <what the value was>)``; ``new Output(
 
 from __future__ import annotations
 
+import functools
 import asyncio
 import json
 from pathlib import Path
@@ -28,6 +29,8 @@ from agentctx_widgets import Context, ContextView, Output, ScriptedModel, hooks_
 from agentctx_widgets.hooks import HookContext
 from agentctx_widgets.output import CuiAdapter, StandardAdapter
 from agentctx_widgets.output.diagnostics import DIAGNOSTICS, DiagnosticError, diagnostic
+
+run_turn = functools.partial(run_turn, check=False)  # these tests read failed turns' results; test_turn_error raises
 
 # ---- helpers ------------------------------------------------------------------------------------
 

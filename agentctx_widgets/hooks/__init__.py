@@ -13,6 +13,7 @@ from .errors import (
     HookStackOverflowError,
     HookThrewError,
     HookTimeoutError,
+    TurnError,
     error_dict,
 )
 from .js_hooks import JsHooks, hooks_from_js
@@ -33,6 +34,7 @@ __all__ = [
     "Hooks",
     "JsHooks",
     "PythonHooks",
+    "TurnError",
     "TurnResult",
     "TurnView",
     "context_usage",

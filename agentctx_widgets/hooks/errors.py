@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
@@ -21,6 +22,8 @@ class HookError(Exception):
         name: str | None = None,
         stack: str | None = None,
         value: Any = None,
+        member: str | None = None,
+        origin: str | None = None,
     ) -> None:
         self.detail = message
         self.hook = hook
@@ -29,14 +32,38 @@ class HookError(Exception):
         self.name = name or type(self).__name__
         self.stack = stack
         self.value = value  # what a JavaScript hook threw, as JSON data, when it was not an Error
-        where = hook or "hook"
-        if line is not None:
-            where += f" (line {line})"
-        super().__init__(f"{where}: {message}")
+        self.member = member  # for "not a function": what was called (``ctx.Sendd``), read from the source
+        self.origin = origin  # where the source is, as its author knows it (``%%agentctx hooks greet``)
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        where = self.hook or "hook"
+        if self.origin and self.line is not None:
+            where += f" ({self.origin}, line {self.line})"
+        elif self.line is not None:
+            where += f" (line {self.line})"
+        elif self.origin:
+            where += f" ({self.origin})"
+        return f"{where}: {self.detail}"
+
+    def relocate(self, *, first_line: int = 1, origin: str | None = None) -> HookError:
+        """Count ``line`` from ``first_line`` (the source's first line is that line of its cell or file)
+        and name the ``origin``; returns this error. Called once, by the hook set that raised it."""
+        if self.line is not None and first_line != 1:
+            self.line += first_line - 1
+        if origin and not self.origin:
+            self.origin = origin
+        self.args = (self._text(),)
+        return self
 
     def to_dict(self) -> dict:
         """The ``error`` argument the ``Error`` hook receives."""
-        return {"message": str(self), "code": self.code, "name": self.name, "hook": self.hook, "line": self.line}
+        error = {"message": str(self), "code": self.code, "name": self.name, "hook": self.hook, "line": self.line}
+        if self.member is not None:
+            error["member"] = self.member
+        if self.origin is not None:
+            error["origin"] = self.origin
+        return error
 
 
 class HookLoadError(HookError):
@@ -95,3 +122,83 @@ def error_dict(failure: BaseException) -> dict:
     code = getattr(failure, "code", None)
     return {"message": f"{type(failure).__name__}: {failure}", "code": code if isinstance(code, str) else "TURN_ERROR",
             "name": type(failure).__name__, "hook": None}
+
+
+# -- a failed turn, raised -------------------------------------------------------------------------
+
+HINTS: dict[str, str] = {
+    "HOOK_THREW": "fix the hook at that line (its console lines are on result.console)",
+    "HOOK_LOAD": "the hook source does not load: fix it at that line",
+    "HOOK_TIMEOUT": "the hook ran past its time limit: look for an endless loop, or raise time_limit= when loading it",
+    "HOOK_MEMORY": "the hook used more memory or output than its limits allow: look for a runaway loop",
+    "HOOK_STACK_OVERFLOW": "the hook recursed too deep: look for a function that calls itself without end",
+    "HOOK_RETURN": "return nothing, or the object the hook's name documents (e.g. {messages} from Create)",
+    "REPLAY_MISS": "record the call (AGENTCTX_REPLAY=record, or ReplayModel(path, model=...)), or fix the "
+                   "recording's path: a relative path counts from the working directory, not the notebook",
+    "MAX_TOOL_ROUNDS": "the model kept calling tools: raise max_tool_rounds=, or check what the tools return",
+    "RATE_LIMIT": "wait and run it again, or add an Error hook that returns {retry: true}",
+    "AUTHENTICATION": "set the provider's API key (its environment variable or api_key=)",
+    "CONTEXT_LENGTH": "the messages do not fit the model's window: shorten the context (%agentctx usage shows it)",
+}
+"""What to do about a failed turn, by error code (the default: read ``result.error``)."""
+
+
+def failure_report(error: Any) -> dict:
+    """A failed turn's ``result.error`` (the seed's or a Yao request's) as ``{summary, what, code, hook?,
+    tool?, line?, origin?, member?, message, hint}``: what failed, where, and what to do, in words.
+
+    Shared by :class:`TurnError`'s message and the settled document of a failed turn, so both say the same.
+    """
+    error = dict(error) if isinstance(error, dict) else {"message": str(error)}
+    cause = error.get("cause") if isinstance(error.get("cause"), dict) else {}
+    code = str(error.get("code") or cause.get("code") or "TURN_ERROR")
+    hook, tool = error.get("hook") or cause.get("hook"), error.get("tool")
+    message = str(error.get("message") or "the turn failed")
+    report: dict[str, Any] = {"code": code}
+    for key in ("line", "origin", "member"):
+        value = error.get(key) if error.get(key) is not None else cause.get(key)
+        if value is not None:
+            report[key] = value
+    if hook:
+        report["hook"] = str(hook)
+        prefix = re.match(rf"{re.escape(str(hook))}(?: \([^)]*\))?: ", message)
+        if prefix:  # the seed's HookError text starts with where it was: said once, below
+            message = message[prefix.end():]
+        what = f"the {hook} hook"
+        if report.get("line") is not None:
+            what += f" ({report['origin']}, line {report['line']})" if report.get("origin") else f" (line {report['line']})"
+    elif tool:
+        report["tool"] = str(tool)
+        what = f"the tool {tool!r}"
+    elif error.get("name") == "ModelError" or cause.get("name") == "ModelError" or code in _model_codes():
+        what = "the model"
+    else:
+        what = "the turn"
+    hint = HINTS.get(code)
+    if hint is None and report.get("member"):
+        hint = f"{report['member']} is not a function: check its spelling"
+    elif hint is not None and report.get("member"):
+        hint = f"{report['member']} is not a function: check its spelling; {hint}"
+    report.update(what=what, message=message,
+                  hint=hint or "result.error holds the details (run_turn(check=False) returns the result instead)")
+    report["summary"] = f"{what} failed [{code}]: {message}"
+    return report
+
+
+def _model_codes() -> frozenset[str]:
+    from ..models.errors import CODES
+
+    return frozenset(CODES)
+
+
+class TurnError(Exception):
+    """``run_turn`` failed: what failed (the error code), where (a hook and its line, the model, a tool)
+    and a hint. ``result`` is the failed ``TurnResult`` (or ``YaoTurnResult``); ``report`` the same facts
+    as data (:func:`failure_report`). ``run_turn(check=False)`` returns the result instead of raising."""
+
+    def __init__(self, result: Any) -> None:
+        self.result = result
+        self.error = getattr(result, "error", None) or {}
+        self.report = failure_report(self.error)
+        self.code = self.report["code"]
+        super().__init__(f"{self.report['summary']}\nhint: {self.report['hint']}")

@@ -51,7 +51,7 @@ from ..output import Output, adapter_for
 from .base import Hooks
 from .caller import call_user_code, run_on_worker
 from .checkpoint import ContextCheckpoint
-from .errors import error_dict
+from .errors import TurnError, error_dict
 from .hook_context import CTX_FIELDS, HookContext
 from .openai_shapes import from_view, message_from_response, response_of, to_view, tool_call_of
 from .python_hooks import hooks_from_python
@@ -138,6 +138,7 @@ async def run_turn_async(
     strict: bool = False,
     connectors: dict[str, Model] | None = None,
     assistant: Any = None,
+    check: bool = True,
     **ctx_fields: Any,
 ) -> TurnResult:
     """Run one turn (see the module docstring) and return what it did.
@@ -158,12 +159,18 @@ async def run_turn_async(
     lifecycle events); ``hooks`` then replaces the assistant's script, ``max_tool_rounds`` defaults to
     Yao's (``mcp.options.max_turn``, else 5), and ``streaming``, ``max_retries``, ``output``,
     ``hook_ctx`` and ``strict`` are the seed lifecycle's only.
+
+    A failed turn raises :class:`TurnError` (what failed, where, a hint; ``.result`` is the failed
+    result, and the context is as it was before the turn) unless ``check=False``, which returns the
+    failed result (``result.ok`` false, ``result.error`` the reason). An interrupt raises
+    ``KeyboardInterrupt`` either way.
     """
     if assistant is not None:
         from ..yao.turns import run_with_assistant_async
 
-        return await run_with_assistant_async(**_assistant_arguments(locals()))
-    return await _Turn(**{key: value for key, value in locals().items() if key != "assistant"}).run()
+        return checked(await run_with_assistant_async(**_assistant_arguments(locals())), check)
+    arguments = {key: value for key, value in locals().items() if key not in ("assistant", "check")}
+    return checked(await _Turn(**arguments).run(), check)
 
 
 @functools.wraps(run_turn_async)
@@ -171,12 +178,20 @@ def run_turn(*args: Any, **kwargs: Any) -> TurnResult:  # the signature and docs
     bound = inspect.signature(run_turn_async).bind(*args, **kwargs)
     bound.apply_defaults()
     arguments = dict(bound.arguments)
+    check = arguments.pop("check")
     if arguments.pop("assistant") is not None:
         from ..yao.turns import run_with_assistant
 
-        return run_with_assistant(**_assistant_arguments(bound.arguments))
+        return checked(run_with_assistant(**_assistant_arguments(bound.arguments)), check)
     turn = _Turn(**arguments)
-    return run_on_worker(turn.run, turn.interrupt)
+    return checked(run_on_worker(turn.run, turn.interrupt), check)
+
+
+def checked(result: Any, check: bool) -> Any:
+    """``result``, or :class:`TurnError` raised when the turn failed and ``check`` is true."""
+    if check and getattr(result, "error", None) is not None:
+        raise TurnError(result)
+    return result
 
 
 _SEED_ONLY = {"streaming": True, "max_retries": 3, "output": None, "hook_ctx": None, "strict": False}

@@ -1,0 +1,72 @@
+"""A failed turn fails like a Python call: ``run_turn`` raises ``TurnError`` unless ``check=False``
+(issue 18 §3: a relative recording path that did not resolve returned quietly, and the next line failed
+with an unrelated ``TypeError``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentctx_widgets import Context, ScriptedModel, TurnError, hooks_from_js, hooks_from_python, run_turn
+from agentctx_widgets.models import ReplayModel
+
+
+class Broken:
+    model_id = "broken"
+
+    def stream(self, *args, **kwargs):
+        raise ConnectionError("the server hung up")
+
+
+def test_a_model_failure_raises_with_the_failed_result_and_commits_no_reply():
+    ctx = Context(name="c")
+    run_turn(ctx, "hi", model=ScriptedModel(["Hello"]))
+    before = ctx.messages()
+    with pytest.raises(TurnError) as raised:
+        run_turn(ctx, "again", model=Broken())
+    error = raised.value
+    assert error.result.ok is False and error.result.error["message"] == "ConnectionError: the server hung up"
+    assert str(error).splitlines()[0] == "the turn failed [TURN_ERROR]: ConnectionError: the server hung up"
+    assert ctx.messages()[: len(before)] == before and [m["type"] for m in ctx.messages()[len(before):]] == [2]
+
+
+def test_check_false_returns_the_failed_result():
+    result = run_turn(Context(), "hi", model=Broken(), check=False)
+    assert not result.ok and "the server hung up" in result.error["message"]
+
+
+def test_a_javascript_hook_that_throws_names_the_hook_and_its_line():
+    hooks = hooks_from_js("function Create(ctx, messages) {\n  ctx.Sendd({type: 'text'});\n}\n")
+    with pytest.raises(TurnError) as raised:
+        run_turn(Context(), "hi", hooks=hooks, model=ScriptedModel(["x"]))
+    first = str(raised.value).splitlines()[0]
+    assert first.startswith("the Create hook (line 2) failed [HOOK_THREW]: ")
+    assert "not a function" in first
+    assert raised.value.code == "HOOK_THREW" and raised.value.result.error["hook"] == "Create"
+
+
+def test_a_python_hook_that_raises_names_the_hook():
+    def create(ctx, messages):
+        raise ValueError("bad input")
+
+    with pytest.raises(TurnError, match=r"Create hook.*bad input") as raised:
+        run_turn(Context(), "hi", hooks=hooks_from_python(create=create), model=ScriptedModel(["x"]))
+    assert raised.value.result.hooks_called == ["Create", "Error"] or "Create" in raised.value.result.hooks_called
+
+
+def test_a_recording_that_is_not_there_says_so_at_the_run_turn_line(tmp_path):
+    model = ReplayModel(tmp_path / "nowhere" / "x.jsonl", mode="replay")
+    with pytest.raises(TurnError, match="not recorded in") as raised:
+        run_turn(Context(), "hi", model=model)
+    assert raised.value.code == "REPLAY_MISS" and "hint: " in str(raised.value)
+
+
+def test_a_yao_assistant_request_that_fails_raises_too(tmp_path):
+    folder = tmp_path / "assistants" / "t"
+    folder.mkdir(parents=True)
+    (folder / "package.yao").write_text('{"name": "t", "connector": "gpt-4o"}')
+    hooks = hooks_from_js("function Create(ctx, messages) {\n  throw new Error('no way');\n}\n")
+    with pytest.raises(TurnError, match="no way") as raised:
+        run_turn(Context(), "hi", assistant=str(folder), hooks=hooks, model=ScriptedModel(["x"]))
+    assert raised.value.result.ok is False and type(raised.value.result).__name__ == "YaoTurnResult"
+    quiet = run_turn(Context(), "hi", assistant=str(folder), hooks=hooks, model=ScriptedModel(["x"]), check=False)
+    assert quiet.ok is False
