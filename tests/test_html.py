@@ -560,9 +560,20 @@ def test_ten_thousand_messages_render_linearly():
     assert len(root.find_all("article")) == 7500
     assert len(root.find_all("div", "actxd-tool-result")) == 2500
     assert len(root.find_all("div", "actxd-chunk")) == 150
+    lazy = [chunk for chunk in root.find_all("div", "actxd-chunk") if "actxd-lazy" in chunk.classes]
+    assert len(lazy) == 149  # every full chunk but the first may be skipped off screen
+
     assert root.find_all("strong")[-1].text() == "2499"
     assert root.find("span", "actxd-count").text() == "10,000 messages"
     assert len(page) < 6_000_000
+
+
+def test_a_short_document_has_no_chunk_skipped_off_screen():
+    """Issue 18 §6: a 3,000-px placeholder stood where a turn's last messages were, in nbconvert's HTML."""
+    page = to_html([{"type": 2, "content": [{"type": "text", "text": f"Q{i}"}]} for i in range(60)])
+    assert "actxd-lazy" not in page.split("</style>")[-1]  # 50 + 10 entries: the second chunk is not full
+    chunk_rule = page[page.index(".actxd-chunk {"):].split("}")[0]
+    assert "content-visibility" not in chunk_rule  # only .actxd-lazy chunks are skipped off screen
 
 
 # ---- the export command --------------------------------------------------------------------------

@@ -269,4 +269,12 @@ def render_entries(entries: Sequence[Any], start: int = 0) -> str:
             parts.append(render_failure(f"context[{i}]", exc, entry))
             for index, result in (env.results or {}).values():  # its results are drawn nowhere else
                 parts.append(render_tool_result(result, index, linked=False))
-    return "".join(f'<div class="actxd-chunk">{"".join(parts[i:i + CHUNK])}</div>' for i in range(0, len(parts), CHUNK))
+    return "".join(f'<div class="{_chunk_class(i, len(parts[i:i + CHUNK]))}">{"".join(parts[i:i + CHUNK])}</div>'
+                   for i in range(0, len(parts), CHUNK))
+
+
+def _chunk_class(start: int, size: int) -> str:
+    """Only a full chunk after the first may be skipped off screen (``actxd-lazy``): its placeholder height
+    (3,000 px for 50 entries) is then about its real one. A short document, a turn's, is never skipped, so
+    it never shows an empty box that jumps when scrolled to (and is all there with JavaScript off)."""
+    return "actxd-chunk actxd-lazy" if start > 0 and size == CHUNK else "actxd-chunk"

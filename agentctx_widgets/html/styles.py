@@ -100,9 +100,11 @@ _TEMPLATE = (
   background: var(--actxd-bg);
   min-width: 0;
 }
-/* Entries come in chunks of 50 that the browser skips (style, layout, paint) while they are off screen:
-   a 10,000-message page opens about as fast as it parses (find-in-page and printing still see it all). */
-.R .actxd-chunk { display: flow-root; content-visibility: auto; contain-intrinsic-size: auto 3000px; }
+/* Entries come in chunks of 50; full chunks after the first are skipped (style, layout, paint) while they
+   are off screen: a 10,000-message page opens about as fast as it parses (find-in-page and printing still
+   see it all). A short document (a turn's) has no skipped chunk, so no placeholder box ever shows. */
+.R .actxd-chunk { display: flow-root; }
+.R .actxd-lazy { content-visibility: auto; contain-intrinsic-size: auto 3000px; }
 .R .actxd-msg-system { border-left-color: var(--actxd-warn); background: var(--actxd-bg2); }
 .R .actxd-msg-user { border-left-color: var(--actxd-brand); background: var(--actxd-bg2); }
 .R .actxd-msg-assistant { border-left-color: var(--actxd-success); }
