@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import CHROMIUM, REPO, JupyterServer, Lab, launch_chromium  # noqa: E402
+from harness import CHROMIUM, HANG, REPO, JupyterServer, Lab, launch_chromium  # noqa: E402
 
 BUNDLE = REPO / "agentctx_widgets" / "static" / "widget.js"
 
@@ -53,6 +53,7 @@ def chromium():
 def lab(lab_server, chromium):
     context = chromium.new_context(viewport={"width": 1200, "height": 900})
     page = context.new_page()
+    page.set_default_timeout(HANG * 1000)
     page.set_default_timeout(60_000)
     yield Lab(lab_server, page)
     context.close()

@@ -268,18 +268,18 @@ def run_load_in_browser(lab: Any, deltas: int, messages: int, *, timeout: float 
     figures["heap_full"] = js_heap_used(lab.page)
     lab.execute("view.clear_output(); view.settle()")
     seq = lab.kernel_json("view.state()['seq']")
-    lab.wait_for(CAUGHT_UP, [VIEW, seq, 1], timeout=120)
+    lab.wait_for(CAUGHT_UP, [VIEW, seq, 1], timeout=600)
     lab.wait_for("(sel) => document.querySelector(sel).querySelectorAll('.actx-out').length === 0", VIEW)
     figures["heap_cleared"] = js_heap_used(lab.page)
     # One more small change: the widget model (Backbone) keeps the previous value of a changed trait,
     # so the big pre-clear `_snapshot` text lives on until the trait changes again.
     lab.execute("view.write([{'id': 'after', 'type': 'text', 'props': {'content': 'after clear'}}]); view.settle()")
     seq = lab.kernel_json("view.state()['seq']")
-    lab.wait_for(CAUGHT_UP, [VIEW, seq, 1], timeout=120)
+    lab.wait_for(CAUGHT_UP, [VIEW, seq, 1], timeout=600)
     lab.wait_for("(sel) => document.querySelector(sel).textContent.includes('after clear')", VIEW)
     figures["heap_after_next_change"] = js_heap_used(lab.page)
     lab.execute("view.close()")
-    lab.wait_for("(sel) => !document.querySelector(sel + ' .actx-root')", VIEW, timeout=60)
+    lab.wait_for("(sel) => !document.querySelector(sel + ' .actx-root')", VIEW, timeout=600)
     figures["heap_closed"] = js_heap_used(lab.page)
     return figures
 
@@ -327,7 +327,7 @@ def run_reloads(lab: Any, rounds: int, per_round: int = 10_000) -> list[dict[str
         lab.wait_notebook()
         lab.execute(f"done[{r}].wait(); view.settle()")
         seq = lab.kernel_json("view.state()['seq']")
-        lab.wait_for(CAUGHT_UP, [VIEW, seq, 1], timeout=120)
+        lab.wait_for(CAUGHT_UP, [VIEW, seq, 1], timeout=600)
         rendered = lab.page.evaluate(RENDERED_TEXTS, VIEW)
         expected = kernel_texts(lab)
         results.append({"round": r, "mid_stream": mid_stream, "equal": rendered == expected,
@@ -348,7 +348,7 @@ def set_save_widget_state(server: Any, on: bool) -> None:
     request = urllib.request.Request(
         f"{server.base_url}/lab/api/settings/{WIDGET_MANAGER_SETTINGS}?token={server.token}",
         data=body, method="PUT", headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=10) as reply:
+    with urllib.request.urlopen(request, timeout=600) as reply:
         if reply.status not in (200, 204):
             raise RuntimeError(f"PUT settings {WIDGET_MANAGER_SETTINGS} answered {reply.status}")
 
@@ -402,5 +402,5 @@ def kernel_poll(lab: Any, expression: str, *, attempts: int = 30, each: float = 
         if result["status"] == "error":
             raise AssertionError(f"kernel code failed: {expression}")
         if result["status"] == "disconnected":
-            lab.page.wait_for_function(_KERNEL_CONNECTED, timeout=120_000)
+            lab.page.wait_for_function(_KERNEL_CONNECTED, timeout=600_000)
     raise TimeoutError(f"no reply from the kernel for {expression!r} after {attempts} attempts")

@@ -135,7 +135,7 @@ def test_the_whole_corpus_in_every_field_runs_nothing_and_fetches_nothing(lab):
     lab.open("hostile_all.ipynb")
     lab.run_all()
     seqs = lab.kernel_json("seqs")
-    lab.wait_for(ALL_RENDERED, [VIEW, seqs], timeout=90)
+    lab.wait_for(ALL_RENDERED, [VIEW, seqs], timeout=600)
     while lab.page.evaluate(LOAD_EVERYTHING, VIEW):
         pass  # each click renders one more page of earlier messages; stop when none is left
     lab.page.evaluate(CONTROL_IMAGE)

@@ -79,7 +79,7 @@ def test_saved_widget_state_renders_after_a_kernel_restart_mid_stream(lab):
         lab.wait_for("(sel) => { const el = document.querySelector(sel); return !!el && Number(el.dataset.seq) > 0"
                      " && el.textContent.includes('0000 0001'); }", VIEW)
         # the synced snapshot trait is written at least once a second while busy: wait for one with text
-        lab.execute("import time as _t\nwhile '0000 0001' not in view._snapshot: _t.sleep(0.05)", timeout=60)
+        lab.execute("import time as _t\nwhile '0000 0001' not in view._snapshot: _t.sleep(0.05)", timeout=600)
         lab.command("docmanager:save")
         lab.wait_for("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
         assert lab.kernel_json("producer.is_alive()"), "the stream ended before the save"

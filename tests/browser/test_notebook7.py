@@ -81,7 +81,7 @@ def test_context_view_streams_two_thousand_deltas_in_notebook_7(lab):
     page.wait_for_function(KERNEL_READY)
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
     page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
-    page.wait_for_function(ALL_RAN, arg=3, timeout=60_000)
+    page.wait_for_function(ALL_RAN, arg=3, timeout=600_000)
 
     reported = json.loads(page.wait_for_function(REPORTED).json_value())
     expected = "".join(f"w{i:04d} " for i in range(DELTAS))  # 2,000 pieces, in order, none doubled

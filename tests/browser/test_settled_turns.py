@@ -32,7 +32,7 @@ def executed(lab_server):
     """The notebook executed headless (as CI does), saved in the server's root."""
     path = write_notebook(lab_server.root, "settled.ipynb", CELLS)
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
     nbformat.write(nb, path)
     return path
 
@@ -87,7 +87,7 @@ def test_notebook7_shows_the_documents_without_running_a_cell(executed, lab):
     page = lab.page
     page.goto(f"{lab.server.base_url}/notebooks/settled.ipynb?token={lab.server.token}")
     page.wait_for_function("() => document.querySelectorAll('.jp-OutputArea-output .actx-doc').length === 3",
-                           timeout=90_000)
+                           timeout=600_000)
     assert_every_turn_reads(page, ".jp-Notebook")
 
 
@@ -101,11 +101,11 @@ def test_a_turn_is_live_while_it_streams_then_its_document(lab):
     lab.page.evaluate("() => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = 1;"
                       " void window.jupyterapp.commands.execute('notebook:run-cell'); }")
     cell = ".jp-Notebook .jp-Cell:nth-child(2) .jp-OutputArea"
-    lab.wait_for(f"() => !!document.querySelector('{cell} .agentctx-view [data-testid=actx-pending]')", timeout=60)
-    lab.wait_for(f"() => !!document.querySelector('{cell} .actx-doc')", timeout=60)
+    lab.wait_for(f"() => !!document.querySelector('{cell} .agentctx-view [data-testid=actx-pending]')", timeout=600)
+    lab.wait_for(f"() => !!document.querySelector('{cell} .actx-doc')", timeout=600)
     assert lab.page.locator(f"{cell} .agentctx-view").count() == 0
     assert "Count, slowly" in lab.page.locator(f"{cell} .actx-doc").text_content()
     # the summary line is printed after the document is displayed: wait for it too
-    lab.wait_for(f"() => (document.querySelector('{cell}')?.textContent || '').includes('turn done')", timeout=60)
+    lab.wait_for(f"() => (document.querySelector('{cell}')?.textContent || '').includes('turn done')", timeout=600)
     errors = [line for line in lab.console if line.startswith(("error", "pageerror")) and "agentctx" in line.lower()]
     assert errors == []

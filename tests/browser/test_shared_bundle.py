@@ -68,7 +68,7 @@ def test_three_views_share_the_bundle_in_notebook_7(lab):
     page.wait_for_function(KERNEL_READY)
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
     page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
-    page.wait_for_function(ALL_RAN, arg=len(CELLS), timeout=60_000)
+    page.wait_for_function(ALL_RAN, arg=len(CELLS), timeout=600_000)
     check_rendered(lab.wait_for(RENDERED, VIEW))
     lab.screenshot("shared_bundle_notebook7")
 
@@ -78,7 +78,7 @@ def saved_notebook(root):
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in CELLS])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
                                        "language": "python"}
-    NotebookClient(notebook, timeout=120, kernel_name="python3",
+    NotebookClient(notebook, timeout=600, kernel_name="python3",
                    resources={"metadata": {"path": str(root)}}).execute()
     path = root / "shared_saved.ipynb"
     nbformat.write(notebook, path)
