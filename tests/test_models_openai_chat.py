@@ -464,17 +464,28 @@ def test_the_first_event_is_start_with_the_rate_limit_headers():
     assert error is None
     assert events[0] == {"type": "start", "model": "gpt-4.1-mini", "provider": "openai",
                          "rateLimits": {"x-ratelimit-remaining-tokens": "149984", "x-ratelimit-reset-tokens": "6ms"}}
-    assert events[1:] == translate("length.sse")
+    *rest, done = translate("length.sse")
+    assert events[1:] == [*rest, {**done, "truncated": True}]  # finish_reason "length": cut at the token limit
 
 
 @pytest.mark.parametrize("name", ["reasoning_content.sse", "reasoning.sse", "refusal.sse", "gemini_tool_call.sse"])
 def test_the_sdk_keeps_every_field_the_translator_reads(name):
     """What the SDK parses (``reasoning_content``, ``reasoning``, an index-less tool call) reaches the
     translator as the capture has it: the SDK's events equal the translator's over the raw capture."""
+    answered = chunks_of(name)[0]["model"]  # asked for by the name it answers with: no responseModel
     with WireServer(stream_reply(name)) as server:
-        events, error = events_from(OpenAIChatModel(MODEL, base_url=server.url, api_key="test"))
+        events, error = events_from(OpenAIChatModel(answered, base_url=server.url, api_key="test"))
     assert error is None
-    assert events == [{"type": "start", "model": "gpt-4.1-mini", "provider": "openai"}, *translate(name)]
+    assert events == [{"type": "start", "model": answered, "provider": "openai"}, *translate(name)]
+
+
+def test_a_server_answering_as_another_model_says_so_on_done():
+    # reasoning.sse answers as the model the server ran (the capture's "model"), not the one asked for
+    answered = chunks_of("reasoning.sse")[0]["model"]
+    with WireServer(stream_reply("reasoning.sse")) as server:
+        events, error = events_from(OpenAIChatModel("smollm2-typo", base_url=server.url, api_key="test"))
+    assert error is None and answered != "smollm2-typo"
+    assert events[-1] == {**translate("reasoning.sse")[-1], "responseModel": answered}
 
 
 def test_parallel_tool_calls_through_the_sdk_commit_two_tool_call_blocks():
@@ -526,6 +537,25 @@ def test_a_tool_round_through_run_turn_sends_calls_and_results_back():
         {"role": "tool", "tool_call_id": "call_Hq7sD2gJ9kLm4nPx6vRt8wYe", "content": "14:05"},
     ], **STREAMING, "tools": tools}
     assert [m["type"] for m in context.messages()] == [2, 3, 4, 4, 3]
+
+
+@pytest.mark.parametrize(("rounds", "second_choice"), [(None, None), ("first", None), ("every", "required")])
+def test_tool_choice_holds_for_the_first_round_unless_every_round_is_asked(rounds, second_choice):
+    """A forced tool_choice repeated after the tool results could only end at max_tool_rounds."""
+    replies = [stream_reply("parallel_tool_calls.sse"), stream_reply("text.sse")]
+    options = {"tool_choice": "required", **({"tool_choice_rounds": rounds} if rounds else {})}
+    with WireServer(replies) as server:
+        result = run_unchecked(Context(), "hi", model=OpenAIChatModel(MODEL, base_url=server.url, api_key="t"),
+                                           tools=[get_weather, get_time], options=options)
+    assert result.error is None and result.response["content"] == "Hello! How can I help?"
+    first, second = (request.json for request in server.requests)
+    assert first["tool_choice"] == "required" and "tool_choice_rounds" not in first
+    assert second.get("tool_choice") == second_choice and "tool_choice_rounds" not in second
+
+
+def test_tool_choice_rounds_must_be_first_or_every():
+    with pytest.raises(RequestError, match=r"options\['tool_choice_rounds'\] must be 'first' or 'every', got 'all'"):
+        body([user(text("hi"))], options={"tool_choice_rounds": "all"})
 
 
 def test_the_environment_variables_are_used_without_api_key_or_client(monkeypatch):

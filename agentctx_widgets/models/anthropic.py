@@ -41,7 +41,7 @@ _ROLE = {MessageType.USER: "user", MessageType.TOOL_RESULT: "user", MessageType.
 
 def build_anthropic_request(messages: list[dict], *, model: str, options: dict | None = None) -> dict:
     """The Messages API request body for ``messages`` (pure). ``options["max_tokens"]`` is required."""
-    tools, rest = split_options(options, "build_anthropic_request")
+    tools, rest = split_options(options, "build_anthropic_request", messages)
     max_tokens = rest.pop("max_tokens", None)
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
         raise RequestError("build_anthropic_request: options['max_tokens'] must be a positive int "

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..context import usage_headers
+from .answer import answered_model, is_truncated, same_model
 from .errors import error_from_sdk
 from .hints import Target, safe_url
 from .protocol import ModelError
@@ -206,11 +207,12 @@ class SdkModel:
             if inspect.isawaitable(stream):  # the Anthropic SDK's async parse() is a coroutine
                 stream = await stream
             yield self._start(raw)
+            answer = _Answer(self.model)
             async for chunk in stream:
-                for event in translator.feed(_as_dict(chunk)):
-                    yield event
+                for event in translator.feed(answer.read(_as_dict(chunk))):
+                    yield answer.mark(event)
             for event in translator.finish():
-                yield event
+                yield answer.mark(event)
         except ModelError:
             raise
         except Exception as failure:  # noqa: BLE001 - every failure becomes a ModelError
@@ -234,9 +236,10 @@ class SdkModel:
             raw = self.provider.open(client, request)
             stream = raw.parse()
             yield self._start(raw)
+            answer = _Answer(self.model)
             for chunk in stream:
-                yield from translator.feed(_as_dict(chunk))
-            yield from translator.finish()
+                yield from map(answer.mark, translator.feed(answer.read(_as_dict(chunk))))
+            yield from map(answer.mark, translator.finish())
         except ModelError:
             raise
         except Exception as failure:  # noqa: BLE001
@@ -262,6 +265,28 @@ class SdkModel:
         limits = usage_headers(getattr(raw, "headers", None))
         if limits:
             event["rateLimits"] = limits
+        return event
+
+
+class _Answer:
+    """What the server said about its answer, put on the ``done`` event (see :mod:`.answer`)."""
+
+    def __init__(self, requested: str) -> None:
+        self.requested = requested
+        self.model: str | None = None
+
+    def read(self, chunk: dict) -> dict:
+        if self.model is None:
+            self.model = answered_model(chunk)
+        return chunk
+
+    def mark(self, event: dict) -> dict:
+        if event.get("type") != "done":
+            return event
+        if self.model is not None and not same_model(self.requested, self.model):
+            event = {**event, "responseModel": self.model}
+        if is_truncated(event.get("stopReason")):
+            event = {**event, "truncated": True}
         return event
 
 

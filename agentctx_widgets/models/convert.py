@@ -91,9 +91,33 @@ def tool_result_text(message: dict) -> str:
     return "\n\n".join(parts)
 
 
-def split_options(options: dict | None, builder: str) -> tuple[list[dict], dict]:
-    """(neutral tools, the other options) — refusing options that would overwrite the request itself."""
-    options = dict(options or {})
+TOOL_CHOICE_ROUNDS = ("first", "every")
+
+
+def after_tool_results(messages: Any) -> bool:
+    """Is this call a later round of a tool loop (the last message the model sees is a tool result)?"""
+    if not isinstance(messages, list):
+        return False
+    last = next((m for m in reversed(messages) if isinstance(m, dict) and not is_record(m)), None)
+    return last is not None and last.get("type") == 4
+
+
+def round_options(messages: Any, options: dict, builder: str) -> dict:
+    """``options`` for this round of a tool loop. ``tool_choice`` holds for the first round only (a forced
+    choice repeated after the tool results could only end at ``max_tool_rounds``), unless
+    ``tool_choice_rounds="every"``; ``tool_choice_rounds`` itself is ours and never sent."""
+    rounds = options.pop("tool_choice_rounds", "first")
+    if rounds not in TOOL_CHOICE_ROUNDS:
+        raise RequestError(f"{builder}: options['tool_choice_rounds'] must be 'first' or 'every', got {rounds!r}")
+    if rounds == "first" and "tool_choice" in options and after_tool_results(messages):
+        del options["tool_choice"]
+    return options
+
+
+def split_options(options: dict | None, builder: str, messages: Any = None) -> tuple[list[dict], dict]:
+    """(neutral tools, the other options for this round) — refusing options that would overwrite the
+    request itself. With ``messages``, :func:`round_options` applies."""
+    options = round_options(messages, dict(options or {}), builder)
     reserved = sorted(RESERVED_OPTIONS & set(options))
     if reserved:
         raise RequestError(f"{builder}: options {reserved} are set by the connector; pass messages and model instead")

@@ -40,7 +40,7 @@ _ROLE = {MessageType.SYSTEM: "system", MessageType.USER: "user"}
 
 def build_chat_request(messages: list[dict], *, model: str, options: dict | None = None) -> dict:
     """The Chat Completions request body for ``messages`` (pure)."""
-    tools, rest = split_options(options, "build_chat_request")
+    tools, rest = split_options(options, "build_chat_request", messages)
     body: dict[str, Any] = {"model": model, "messages": [m for i, msg in numbered(messages) for m in _messages(i, msg)],
                             "stream": True}
     stream_options = rest.pop("stream_options", None) or {}

@@ -84,7 +84,7 @@ def _failed_code(provider_code: Any) -> str:
 
 def build_responses_request(messages: list[dict], *, model: str, options: dict | None = None) -> dict:
     """The ``POST /v1/responses`` body for ``messages`` (pure)."""
-    tools, rest = split_options(options, "build_responses_request")
+    tools, rest = split_options(options, "build_responses_request", messages)
     body: dict[str, Any] = {
         "model": model,
         "input": [item for index, message in numbered(messages) for item in _items(index, message)],
