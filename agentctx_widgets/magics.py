@@ -476,6 +476,7 @@ def _js_hooks(name: str, source: str) -> tuple[Any, list[str]]:
     defined = [hook for hook in HOOK_NAMES if hook in hooks.names]
     if not defined:
         raise MagicError(f"hooks {name}: the cell defines none of {', '.join(HOOK_NAMES)}")
+    hooks.first_line, hooks.origin = 2, f"%%agentctx hooks {name}"  # the body starts on the cell's line 2
     return hooks, defined
 
 

@@ -124,7 +124,9 @@ def run(context: Context, text: Any, *, hooks: Any = None, model: Any = None, to
             before.restore(context)
         raise
     if turn is not None:
-        turn.settle(usage=result.usage)
+        failed = result.error is not None  # a failed turn's document says why, with its diagnostics
+        turn.settle(usage=result.usage, error=result.error,
+                    diagnostics=(getattr(result, "diagnostics", None) or ()) if failed else ())
     if result.error and restore:
         before.restore(context)
     return checked(result, check)

@@ -592,5 +592,6 @@ def test_run_prints_console_lines_and_binds_a_failed_result(ip: Any) -> None:
     cell(ip, "hooks fails", 'function Create(ctx, messages) { console.warn("about to fail"); throw new Error("no"); }')
     _, out = line(ip, 'run chat "again" --hooks fails --result failed')
     assert out.stdout == "  console.warn [Create]: about to fail\n"
-    assert out.stderr.startswith("agentctx: run: Create (line 1): Error: no") and out.stderr.count("\n") == 1
+    # the hook is on the cell's line 2 (line 1 is the magic), as JupyterLab numbers it
+    assert out.stderr.startswith("agentctx: run: Create (%%agentctx hooks fails, line 2): Error: no") and out.stderr.count("\n") == 1
     assert ip.user_ns["failed"].error["code"] == "HOOK_THREW"  # bound, with its error, for assertions

@@ -70,3 +70,40 @@ def test_a_yao_assistant_request_that_fails_raises_too(tmp_path):
     assert raised.value.result.ok is False and type(raised.value.result).__name__ == "YaoTurnResult"
     quiet = run_turn(Context(), "hi", assistant=str(folder), hooks=hooks, model=ScriptedModel(["x"]), check=False)
     assert quiet.ok is False
+
+
+def test_a_hooks_cell_error_names_the_cell_line_and_the_member():
+    """Issue 18 §4: "line 2" counted from the hook, JupyterLab showed it on line 3, and ``Sendd`` was unnamed."""
+    hooks = hooks_from_js("function Create(ctx, messages) {\n  const n = 1; ctx.Sendd({type: 'text'});\n}\n")
+    hooks.first_line, hooks.origin = 2, "%%agentctx hooks greet"  # as the magic sets them for a cell's body
+    result = run_turn(Context(), "hi", hooks=hooks, model=ScriptedModel(["x"]), check=False)
+    assert result.error["line"] == 3 and result.error["member"] == "ctx.Sendd"
+    assert result.error["message"] == ("Create (%%agentctx hooks greet, line 3): TypeError: not a function "
+                                       "(ctx.Sendd)")
+    with pytest.raises(TurnError) as raised:
+        run_turn(Context(), "hi", hooks=hooks, model=ScriptedModel(["x"]))
+    assert str(raised.value).splitlines() == [
+        "the Create hook (%%agentctx hooks greet, line 3) failed [HOOK_THREW]: TypeError: not a function (ctx.Sendd)",
+        "hint: ctx.Sendd is not a function: check its spelling; fix the hook at that line (its console lines are on "
+        "result.console)",
+    ]
+
+
+def test_a_failed_turns_document_says_what_failed_in_the_text_nbval_compares():
+    from agentctx_widgets.hooks.errors import failure_report
+    from agentctx_widgets.widget.document import TurnPart
+
+    hooks = hooks_from_js("function Create(ctx, messages) {\n  ctx.Sendd({type: 'text'});\n}\n")
+    ctx = Context(name="c")
+    result = run_turn(ctx, "hi", hooks=hooks, model=ScriptedModel(["x"]), check=False)
+    part = TurnPart(title="c", context=ctx.messages(), failure=failure_report(result.error),
+                    diagnostics=[{"code": "shared_slot", "message": "two messages share a slot", "where": "send 2"}])
+    lines = part.text().splitlines()
+    assert lines[-3:] == [
+        "failed: the Create hook (line 2) failed [HOOK_THREW]: TypeError: not a function (ctx.Sendd)",
+        "hint: ctx.Sendd is not a function: check its spelling; fix the hook at that line (its console lines are on "
+        "result.console)",
+        "diagnostic shared_slot (send 2): two messages share a slot",
+    ]
+    page = part.html(css=False)
+    assert "not a function (ctx.Sendd)" in page and "diagnostic shared_slot (send 2)" in page

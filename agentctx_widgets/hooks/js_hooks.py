@@ -210,9 +210,18 @@ class JsHooks:
 
     # -- the Hooks protocol -------------------------------------------------------------------
 
+    first_line: int = 1
+    """The line of its cell or file the source starts on (a ``%%agentctx hooks`` cell's body: 2), so an
+    error's line is the one its author sees."""
+    origin: str | None = None
+    """Where the source is, in its author's words (``%%agentctx hooks greet``), named in errors."""
+
     async def call(self, name: str, ctx: HookContext, *args: Any) -> dict | None:
         """Run hook ``name`` on the engine thread without blocking the event loop."""
-        return await asyncio.wrap_future(self._engine.submit(self._call_locked, name, ctx, args))
+        try:
+            return await asyncio.wrap_future(self._engine.submit(self._call_locked, name, ctx, args))
+        except HookError as error:
+            raise error.relocate(first_line=self.first_line, origin=self.origin) from None
 
     def take_console(self) -> list[dict]:
         lines, self._console = self._console, []
@@ -661,8 +670,10 @@ class JsHooks:
             for matches, build in _THROWN_ERRORS:
                 if matches(thrown["message"]):
                     return build(self, hook, line, stack, thrown["name"])
-            return HookThrewError(f"{thrown['name']}: {thrown['message']}", hook=hook, line=line, name=thrown["name"],
-                                  code=thrown.get("code"), stack=stack)
+            member = _callee(self.source, stack) if thrown["message"] == "not a function" else None
+            detail = f"{thrown['name']}: {thrown['message']}" + (f" ({member})" if member else "")
+            return HookThrewError(detail, hook=hook, line=line, name=thrown["name"], code=thrown.get("code"),
+                                  stack=stack, member=member)
         return HookThrewError(
             f"threw a non-Error value ({thrown['name']}): {thrown['message']}",
             hook=hook, line=self._throw_line(hook), name=thrown["name"], code=thrown.get("code"),
@@ -817,6 +828,27 @@ def hooks_from_js(
         sleep=sleep,
         echo_console=echo_console,
     )
+
+
+def _callee(source: str, stack: str) -> str | None:
+    """What a call that is "not a function" called (``ctx.Sendd``): QuickJS names no callee, but its first
+    user frame's column points into the callee's name, which is read back from the hook's source."""
+    for text in stack.split("\n"):
+        match = _FRAME.match(text)
+        if match and not (match.group(1) or "").startswith("__agentctx") and match.group(3):
+            lines = source.split("\n")
+            row, column = int(match.group(2)) - 1, int(match.group(3)) - 1
+            if not 0 <= row < len(lines) or not 0 <= column < len(lines[row]):
+                return None
+            code = lines[row]
+            start, end = column, column
+            while start > 0 and (code[start - 1].isalnum() or code[start - 1] in "_$."):
+                start -= 1
+            while end < len(code) and (code[end].isalnum() or code[end] in "_$"):
+                end += 1
+            name = code[start:end].strip(".")
+            return name or None
+    return None
 
 
 def _user_line(stack: str) -> int | None:

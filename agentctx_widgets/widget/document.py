@@ -10,6 +10,7 @@ Built from a view's state (``ContextView.state()``), so it shows exactly what th
 
 from __future__ import annotations
 
+import html as html_text
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -36,23 +37,53 @@ class TurnPart:
     """A reply still being assembled when the turn stopped (an interrupt, a failure): shown last."""
     usage: Mapping[str, Any] | None = None
     model: str | None = None
+    failure: Mapping[str, Any] | None = None
+    """Why the turn failed (``hooks.errors.failure_report``): shown last, in the text nbval compares too,
+    so a regression check that fails says why in its diff."""
+    diagnostics: Sequence[Mapping[str, Any]] = ()
+    """The turn's diagnostics (``{code, message, where, hint}``), one line each."""
 
     @classmethod
     def of_state(cls, state: Mapping[str, Any], *, start: int = 0, usage: Mapping[str, Any] | None = None,
-                 model: str | None = None, title: str | None = None) -> TurnPart:
+                 model: str | None = None, title: str | None = None, failure: Mapping[str, Any] | None = None,
+                 diagnostics: Sequence[Mapping[str, Any]] = ()) -> TurnPart:
         """The part for a ``ContextView.state()``."""
         header = state.get("header") or {}
         return cls(title=title or header.get("name") or "context", context=list(state.get("context") or []),
                    outputs=state.get("outputs"), start=start, pending=state.get("pending"), usage=usage,
-                   model=model if model is not None else header.get("model"))
+                   model=model if model is not None else header.get("model"), failure=failure,
+                   diagnostics=tuple(diagnostics or ()))
 
     def entries(self) -> list[Any]:
         return [*self.context, self.pending] if self.pending is not None else list(self.context)
 
     def html(self, *, css: bool = True) -> str:
         outputs = self.outputs if self.outputs and self.outputs.get("order") else None
-        return render(self.entries(), outputs, title=self.title, usage=self.usage, model=self.model,
+        page = render(self.entries(), outputs, title=self.title, usage=self.usage, model=self.model,
                       start=min(self.start, len(self.context)), css=css)
+        return page + self._notes_html()
+
+    def notes(self) -> list[str]:
+        """The failure (what, where, the message, the hint) and the diagnostics, one line each."""
+        lines = []
+        if self.failure:
+            lines.append(f"failed: {self.failure.get('summary') or self.failure.get('message')}")
+            if self.failure.get("hint"):
+                lines.append(f"hint: {self.failure['hint']}")
+        for item in self.diagnostics:
+            where = f" ({item['where']})" if item.get("where") else ""
+            lines.append(f"diagnostic {item.get('code')}{where}: {item.get('message')}")
+        return lines
+
+    def _notes_html(self) -> str:
+        lines = self.notes()
+        if not lines:
+            return ""
+        rows = "".join(f"<div>{html_text.escape(line)}</div>" for line in lines)
+        colour = "var(--jp-error-color1, #d32f2f)" if self.failure else "var(--jp-warn-color1, #f57c00)"
+        return (f'<div class="actx-turn-notes" style="margin: 4px 0; padding: 4px 10px; border-left: 3px solid '
+                f'{colour}; font-family: var(--jp-code-font-family, monospace); font-size: 12px; '
+                f'white-space: pre-wrap; overflow-wrap: anywhere">{rows}</div>')
 
     def text(self) -> str:
         entries = self.entries()
@@ -68,6 +99,7 @@ class TurnPart:
             body = [*body[:MAX_LINES], f"… {len(body) - MAX_LINES} more lines"]
         lines += body
         lines.append(usage_line(self.context, self.usage, self.model))
+        lines += self.notes()
         return "\n".join(lines)
 
 

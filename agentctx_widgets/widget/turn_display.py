@@ -22,6 +22,8 @@ from typing import Any
 
 import orjson
 
+from agentctx_widgets.hooks.errors import failure_report
+
 from .document import TurnDocument, TurnPart
 from .view import ContextView
 
@@ -125,11 +127,13 @@ class TurnDisplay:
         self._handle = display({WIDGET_VIEW: data[WIDGET_VIEW]}, raw=True, display_id=True)
         return self
 
-    def settle(self, *, usage: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None) -> TurnDocument:
+    def settle(self, *, usage: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
+               error: Any = None, diagnostics: Sequence[Mapping[str, Any]] = ()) -> TurnDocument:
         """Replace the display with the turn's document and close the views; returns the document.
 
-        ``usage`` is the turn's usage (``TurnResult.usage``), or one per context. Calling it again returns
-        the same document.
+        ``usage`` is the turn's usage (``TurnResult.usage``), or one per context. ``error`` (a failed
+        turn's ``result.error``) and ``diagnostics`` are written under the first part, in its HTML and in
+        the text nbval compares. Calling it again returns the same document.
         """
         if self.document is not None:
             return self.document
@@ -142,7 +146,10 @@ class TurnDisplay:
             context = state["context"]
             if start and start <= len(context) and context[start - 1] != before:
                 start -= 1  # the turn's input merged into the entry before it: show that entry too
-            parts.append(TurnPart.of_state(state, start=start, usage=used, model=self._model))
+            first = not parts
+            parts.append(TurnPart.of_state(state, start=start, usage=used, model=self._model,
+                                           failure=failure_report(error) if first and error else None,
+                                           diagnostics=diagnostics if first else ()))
         self.document = TurnDocument(parts, css=_claim_stylesheet())
         if self._handle is not None:
             from IPython.display import display
