@@ -2,7 +2,7 @@
 
 Load with ``%load_ext agentctx_widgets``. The subcommands and their options are defined once, in
 ``_magic_args`` (argparse); ``%agentctx help`` prints them, this docstring ends with the same text, and
-the README's copy is checked against it (tests/test_readme.py). The plain-Python functions behind
+docs/api.md's copy is checked against it (tests/test_readme.py). The plain-Python functions behind
 ``show``, ``usage`` and ``run`` are in ``agentctx_widgets.notebook``.
 
 ``%agentctx help`` also prints where the shipped nbval sanitizer is (``agentctx_widgets/nbval_sanitize.cfg``):

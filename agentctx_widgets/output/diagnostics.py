@@ -9,7 +9,7 @@ where, hint}`` on ``Output.diagnostics`` / ``TurnResult.diagnostics``, shown in 
 before anything of it is applied).
 
 :data:`DIAGNOSTICS` is the one table of codes: what happened (a template filled with the case's
-details) and the hint. The README lists every code with an example; a test checks the two agree.
+details) and the hint. docs/diagnostics.md lists every code with an example; tests/test_readme.py checks the two agree.
 """
 
 from __future__ import annotations

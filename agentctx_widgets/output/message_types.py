@@ -16,7 +16,7 @@ Per built-in type, and for custom types through :data:`GENERIC`:
 The front end's renderer table (``js/src/render/output-types.js``, ``OUTPUT_RENDERERS``) lists the same
 built-in types; ``tests/test_output_adapters.py`` checks the two agree.
 
-Where we do not write what Yao writes, and why (the README's table of differences lists these too):
+Where we do not write what Yao writes, and why (docs/decisions.md's table of differences lists these too):
 
 - ``tool_call``: Yao reads only ``props.id`` and ``props.function`` (an object) and drops ``name`` and
   ``arguments`` (converter.go:93-116), but the seed's own examples send ``{id, name, arguments}``. We take
