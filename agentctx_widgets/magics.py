@@ -251,6 +251,12 @@ class AgentContextMagics(Magics):
             return model, model.model_id
         if token is None or isinstance(value, str):  # no model, or only its id: the scripted default
             return ScriptedModel([f"Scripted reply to: {text}"]), value
+        if isinstance(value, type) and callable(getattr(value, "stream", None)):
+            try:  # a model class where a model is meant (--model ScriptedModel): one built with no arguments
+                value = value()
+            except TypeError as error:
+                raise MagicError(f"run: {token} is the class {value.__name__}, not a model; pass an instance "
+                                 f"(model = {value.__name__}(...); --model model): {error}") from None
         if not callable(getattr(value, "stream", None)):
             raise MagicError(f"run: {token} holds a {_kind(value)}, not a model (an object with .stream())")
         model_id = next(

@@ -434,6 +434,27 @@ def test_run_with_hooks_on_an_existing_context(ip: Any) -> None:
     assert turn.starts == [2]  # the document counts the two earlier messages, then shows the turn
 
 
+def test_run_with_a_model_class_builds_it_or_says_to_pass_an_instance(ip: Any) -> None:
+    """Issue 18 §7: ``--model ScriptedModel`` (the class) failed with ``stream() missing 1 required
+    positional argument``."""
+
+    class Echo:
+        model_id = "echo"
+
+        def stream(self, messages, options=None):
+            yield {"type": "text_delta", "contentIndex": 0, "delta": "echoed"}
+            yield {"type": "done"}
+
+    ip.user_ns["Echo"] = Echo
+    _, out = line(ip, 'run c0 "hi" --model Echo')
+    assert out.stderr == "" and ip.user_ns["c0"].at(-1)["content"][0]["text"] == "echoed"
+    ip.user_ns["ScriptedModel"] = agentctx_widgets.ScriptedModel
+    _, out = line(ip, 'run c0 "again" --model ScriptedModel')
+    assert out.stderr.startswith("agentctx: run: ScriptedModel is the class ScriptedModel, not a model; pass an "
+                                 "instance (model = ScriptedModel(...); --model model): ")
+    assert len(ip.user_ns["c0"]) == 2  # nothing ran
+
+
 def test_run_with_a_model_variable_and_a_model_id(ip: Any) -> None:
     ip.user_ns["bot"] = agentctx_widgets.ScriptedModel(["Four."], model="gpt-4o")
     _, out = line(ip, 'run c1 "2+2?" --model bot')
