@@ -26,7 +26,7 @@ import time
 import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
@@ -103,6 +103,8 @@ class AgentContextMagics(Magics):
         """Hook sets defined with ``%%agentctx hooks NAME``, by name."""
         self.last_result: Any = None
         """The TurnResult of the last ``%agentctx run`` (for inspection after a run)."""
+        self._turns_of: dict[int, list[_TurnOutputs]] = {}
+        """The output messages of each ``%agentctx run`` turn, by its Context's id (for ``export``)."""
 
     @property
     def _ns(self) -> dict[str, Any]:
@@ -361,6 +363,7 @@ class AgentContextMagics(Magics):
             raise MagicError(f"run: {_describe_error(error)}; the context is unchanged") from None
         elapsed = time.perf_counter() - started
         self.last_result = result
+        self._turns_of.setdefault(id(context), []).append(_TurnOutputs(context, list(getattr(result, "output", []) or [])))
         if args.result is not None:  # bound failed or not: a regression notebook asserts on the failure too
             self._ns[args.result] = result
         if getattr(result, "error", None):  # run() has put the context back
@@ -391,13 +394,22 @@ class AgentContextMagics(Magics):
         target = Path(args.path).expanduser()
         if target.is_dir():
             raise MagicError(f"export: {args.path!r} is a directory; give the .html file to write")
-        page = to_html(context, title=args.title or getattr(context, "name", None) or title)
+        outputs = self._outputs_of(args.target, context)
+        page = to_html(context, outputs or None, title=args.title or getattr(context, "name", None) or title)
         try:
             target.write_text(page, encoding="utf-8")
         except OSError as error:
             raise MagicError(f"export: cannot write {args.path!r}: {error.strerror or error}") from None
         count = len(context)
-        print(f"exported {count} message{'s' * (count != 1)} to {target} ({len(page.encode()):,} bytes)")
+        distinct = len({message.get("id") or f"#{i}" for i, message in enumerate(outputs)})  # deltas are one message
+        shown = f" and {distinct:,} output message{'s' * (distinct != 1)}" if outputs else ""
+        print(f"exported {count} message{'s' * (count != 1)}{shown} to {target} ({len(page.encode()):,} bytes)")
+
+    def _outputs_of(self, token: str, context: Any) -> list[dict]:
+        """The output messages the views of ``context`` showed: those of the turns ``%agentctx run`` ran
+        on it in this kernel (the export holds what the view and the turns' documents showed)."""
+        return [message for turn in self._turns_of.get(id(context), []) if turn.context is context
+                for message in turn.output]
 
     def _do_watch(self, args: Any, cell: str | None) -> None:
         from .widget.watch import watch
@@ -470,6 +482,11 @@ def _stream_into(view: Any, message: dict, pause: float) -> int:
             count += 1
             time.sleep(pause)
     return count
+
+
+class _TurnOutputs(NamedTuple):
+    context: Any
+    output: list[dict]
 
 
 def _js_hooks(name: str, source: str) -> tuple[Any, list[str]]:

@@ -596,6 +596,19 @@ def test_export_writes_a_standalone_page_and_errors_are_one_line(ip: Any, tmp_pa
     assert_error(out, "export: no variable or file named 'nope'")
 
 
+def test_export_holds_the_output_messages_the_turns_showed(ip: Any, tmp_path: Path) -> None:
+    """Issue 18 §7: ``%agentctx export`` left out the output messages the view and the document showed."""
+    cell(ip, "hooks status", 'function Create(ctx, messages) {\n  ctx.Send({type: "text", props: {content: "Step one done"}, id: "s1"});\n}')
+    _, out = line(ip, 'run talk "hi" --hooks status')
+    assert out.stderr == ""
+    target = tmp_path / "talk.html"
+    _, out = line(ip, f"export talk {target}")
+    assert out.stderr == "" and out.stdout.startswith(f"exported 2 messages and 2 output messages to {target} (")
+    # the hook's message and the reply as the client got it (the view shows both)
+    page = target.read_text(encoding="utf-8")
+    assert "Step one done" in page and "Scripted reply to: hi" in page
+
+
 def test_a_javascript_cell_with_a_def_line_stays_javascript_and_errors_say_the_language(ip: Any) -> None:
     """Issue 12: any line starting `def ` made the cell Python, so this JavaScript failed with a Python SyntaxError."""
     source = "// def helpers below\nfunction Create(ctx, messages) {\n  const s = `\ndef not_python`;\n  return { messages };\n}\n"
