@@ -19,7 +19,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if here in Path(str(item.fspath)).resolve().parents:
             item.add_marker(pytest.mark.browser)
-            item.add_marker(pytest.mark.timeout(300))
+            item.add_marker(pytest.mark.timeout(2 * HANG))  # only a hang ends here: every wait inside has HANG
 
 
 def _require_browser_and_bundle() -> None:
