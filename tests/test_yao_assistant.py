@@ -70,7 +70,13 @@ def test_full_assistant(monkeypatch):
     assert asst.mcp == {"servers": [{"server_id": "notes", "tools": ["search"]}], "options": {"max_turn": 4}}
     assert asst.unknown_fields == ("x_team_color",)
     assert asst.package["x_team_color"] == "teal"  # kept; Yao's loadMap drops it
-    assert asst.diagnostics == []
+    assert asst.env_reads == ("AGENTCTX_TEST_BUILD", "AGENTCTX_TEST_CONNECTOR")
+    assert asst.diagnostics == [{  # the $ENV. names a package reads are said at load (issue 21)
+        "code": "yao_env_read",
+        "message": "this assistant reads the environment variables AGENTCTX_TEST_BUILD (prompts.yml), "
+                   "AGENTCTX_TEST_CONNECTOR (the connector): Yao fills $ENV. in, so a prompt's values go to the model",
+        "where": str(CREATE.resolve()),
+        "hint": "load_assistant(..., env_allow=[...]) fills only the names you list (env_allow=[]: none)"}]
 
 
 def test_prompts_are_context_messages_in_file_order():

@@ -42,7 +42,7 @@ from . import locales as i18n
 from .assistant_files import (PROMPT_ROLES, AssistantLoadError, default_prompts, diagnostic, find_scripts,
                               json_kind, prompt_presets, prompts_file, read_locales, read_text)
 from .jsonc import JSONCError, loads_jsonc, top_level_key_lines
-from .prompt_vars import render_variables
+from .prompt_vars import ENV_VARIABLE, render_variables
 
 __all__ = ["KNOWN_FIELDS", "NOT_EMULATED", "PROMPT_ROLES", "Assistant", "AssistantLoadError", "load_assistant"]
 
@@ -118,6 +118,11 @@ class Assistant:
     """``Process(name, …)`` of ``@yao/runtime``: name → Python callable."""
     assistants: Mapping[str, "Assistant"] = field(default_factory=dict)
     """Other assistants ``ctx.agent.Call`` may run, by id."""
+    env_allow: frozenset[str] | None = None
+    """The environment variables ``$ENV.NAME`` may fill (``load_assistant(env_allow=…)``); ``None``: all,
+    as in Yao; a name not in the set fills as ``""``, as an unset one does."""
+    env_reads: tuple[str, ...] = ()
+    """The ``$ENV.`` names this assistant's prompts and connector read (the ``yao_env_read`` diagnostic)."""
     services: Mapping[str, Any] = field(default_factory=dict)
     """What the hooks' ``ctx.mcp`` / ``ctx.search`` / ``ctx.workspace`` answer from (``load_assistant``'s
     ``mcp=`` / ``search=`` / ``workspace=``): ``YaoServices`` options."""
@@ -202,7 +207,12 @@ class Assistant:
         disabled = self.disable_global_prompts if disable_global is None else disable_global
         chosen = self.prompt_presets.get(preset) if preset else None
         messages = ([] if disabled else self.global_prompts) + (chosen or self.prompts)
-        return [_rendered(message, variables, now, environ) for message in messages]
+        env = _allowed(os.environ if environ is None else environ, self.env_allow)
+        return [_rendered(message, variables, now, env) for message in messages]
+
+
+def _allowed(environ: Mapping[str, str], allow: frozenset[str] | None) -> Mapping[str, str]:
+    return environ if allow is None else {key: value for key, value in environ.items() if key in allow}
 
 
 def _go_string(value: Any) -> str:
@@ -234,6 +244,7 @@ def load_assistant(
     mcp: Any = None,
     search: Any = None,
     workspace: str | os.PathLike | None = None,
+    env_allow: Iterable[str] | None = None,
 ) -> Assistant:
     """Read the assistant directory at ``path`` as Yao does; raise :class:`AssistantLoadError` if it is bad.
 
@@ -242,20 +253,26 @@ def load_assistant(
     list keyed by their own ids). ``mcp`` (a ``yao.Mcp``) and ``search`` (a ``yao.Search``) answer the
     hooks' ``ctx.mcp`` / ``ctx.search`` with Python functions you registered on them; ``workspace`` is the
     local directory ``ctx.workspace`` works in (nothing outside it is reachable).
+
+    ``$ENV.NAME`` in a prompt sends that environment variable to the model, as in Yao; a downloaded
+    package can read any of them (``$ENV.OPENAI_API_KEY``), so the names it reads are listed in a
+    ``yao_env_read`` diagnostic and in :attr:`Assistant.env_reads`, and ``env_allow=["NAME", …]`` fills
+    only those (the others as ``""``, the connector's ``$ENV.`` too); ``env_allow=[]`` fills none.
     """
     directory = Path(path).expanduser().resolve()
     package_file = directory / "package.yao"
     if not directory.is_dir():
         raise AssistantLoadError("no such assistant directory", file=directory)
-    if not package_file.is_file():
+    if not package_file.exists() and not package_file.is_symlink():
         raise AssistantLoadError("package.yao not found (an assistant directory holds one, load.go:288)",
                                  file=directory)
     assistant_id = _checked_id(id) if id is not None else _derived_id(directory)
+    allow = _checked_env_allow(env_allow)
     registry = _checked_processes(processes)
     others = _checked_assistants(assistants)
 
     diagnostics: list[dict] = []
-    source = read_text(package_file)
+    source = read_text(package_file, directory)
     try:
         package = loads_jsonc(source)
     except JSONCError as error:
@@ -285,8 +302,11 @@ def load_assistant(
         return None
 
     connector = field_of("connector", str, "a string")
-    if connector and connector.startswith("$ENV.") and os.environ.get(connector[5:]):
-        connector = os.environ[connector[5:]]
+    env_reads: dict[str, str] = {}  # name -> the first file that reads it
+    if connector and connector.startswith("$ENV."):
+        env_reads[connector[5:]] = "the connector"
+        if _allowed(os.environ, allow).get(connector[5:]):
+            connector = os.environ[connector[5:]]
     options = field_of("options", dict, "an object") or {}
     description = field_of("description", str, "a string") or ""
     kind = package.get("type") if isinstance(package.get("type"), str) else "assistant"
@@ -297,9 +317,18 @@ def load_assistant(
     app_root = _app_root(directory)
     global_file = app_root / "agent" / "prompts.yml" if app_root is not None else None
     global_prompts = (prompts_file(global_file, global_file.parent, diagnostics)
-                      if global_file is not None and global_file.is_file() else [])
+                      if global_file is not None and (global_file.exists() or global_file.is_symlink()) else [])
     locales = read_locales(directory)
     script, language, sources = find_scripts(directory, diagnostics)
+    prompt_groups = [(prompts, "prompts.yml" if (directory / "prompts.yml").exists() else "package.yao prompts"),
+                     (global_prompts, "the app's agent/prompts.yml")]
+    prompt_groups += [(messages, f"prompt preset {key}") for key, messages in presets.items()]
+    for messages, where in prompt_groups:
+        for message in messages:
+            for variable in ENV_VARIABLE.findall(message["content"][0]["text"]):
+                env_reads.setdefault(variable, where)
+    if env_reads:
+        diagnostics.append(_env_diagnostic(env_reads, allow, str(directory)))
 
     present = list(package) + (["sandbox"] if (directory / "sandbox.yao").is_file() else [])
     not_emulated = tuple(dict.fromkeys(key for key in present if key in NOT_EMULATED))
@@ -315,10 +344,36 @@ def load_assistant(
         language=language, sources=sources, connector=connector or None, options=dict(options),
         type=kind, description=description, disable_global_prompts=disable_global,
         not_emulated=not_emulated, unknown_fields=unknown, diagnostics=diagnostics,
-        processes=registry, assistants=others,
+        processes=registry, assistants=others, env_allow=allow, env_reads=tuple(sorted(env_reads)),
         services={key: value for key, value in (("mcp", mcp), ("search", search), ("workspace", workspace))
                   if value is not None},
     )
+
+
+def _checked_env_allow(env_allow: Iterable[str] | None) -> frozenset[str] | None:
+    if env_allow is None:
+        return None
+    if isinstance(env_allow, str) or not all(isinstance(name, str) for name in env_allow):
+        raise AssistantLoadError(f"env_allow= must be a list of variable names, got {env_allow!r}", file="<env_allow>")
+    return frozenset(env_allow)
+
+
+def _env_diagnostic(reads: Mapping[str, str], allow: frozenset[str] | None, where: str) -> dict:
+    """``yao_env_read``: which environment variables the package reads, and where (built here: the
+    shared table in ``output/diagnostics.py`` does not have this code yet)."""
+    names = sorted(reads)
+    listed = ", ".join(f"{name} ({reads[name]})" for name in names)
+    if allow is None:
+        message = (f"this assistant reads the environment variables {listed}: Yao fills $ENV. in, so a "
+                   f"prompt's values go to the model")
+        hint = "load_assistant(..., env_allow=[...]) fills only the names you list (env_allow=[]: none)"
+    else:
+        refused = [name for name in names if name not in allow]
+        message = (f"this assistant reads the environment variables {listed}; env_allow fills "
+                   f"{', '.join(n for n in names if n in allow) or 'none of them'}"
+                   + (f" and leaves {', '.join(refused)} empty" if refused else ""))
+        hint = "add a name to env_allow to fill it"
+    return {"code": "yao_env_read", "message": message, "where": where, "hint": hint}
 
 
 # -- id --------------------------------------------------------------------------------------------------

@@ -15,9 +15,11 @@ from typing import Any
 
 import yaml
 
+from ..context.safe_write import UnsafeFileError, read_regular
 from ..context.types import TYPE_OF_ROLE, text_content
 from ..output.diagnostics import diagnostic
-from .jsonc import JSONCError, loads_jsonc
+from .jsonc import JSONCError, check_depth, loads_jsonc
+from .locales import MAX_KEYS, count_flat_keys
 from .prompt_vars import expand_assets
 from .yaml_reader import compose, construct
 
@@ -28,6 +30,12 @@ PROMPT_ROLES = ("system", "developer", "user", "assistant")
 """Roles a prompt may have here (Yao passes any string on to the model, which refuses others)."""
 
 _LOCALE_PARSERS = (".yml", ".yaml", ".json", ".jsonc", ".yao")  # gou application.go:93-115
+
+MAX_FILE_BYTES = 1024 * 1024
+"""Any file of an assistant (``package.yao``, a prompts file, a locale, an asset) larger than this is
+refused by its size before it is read (1 MB of prompt is about 250,000 tokens)."""
+MAX_ASSET_BYTES = 4 * 1024 * 1024
+"""The ``@assets/`` files one prompts file includes, together; past this it is refused."""
 
 
 class AssistantLoadError(ValueError):
@@ -44,14 +52,29 @@ class AssistantLoadError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
-def read_text(file: Path) -> str:
+def read_text(file: Path, within: Path) -> str:
+    """The UTF-8 text of ``file``, which must resolve (symlinks followed) inside ``within``, be a regular
+    file (a FIFO or a device is refused before it is opened) and hold at most ``MAX_FILE_BYTES``."""
+    real = file.resolve()
+    if not real.is_relative_to(within.resolve()):
+        what = f"is a symlink to {real}, which is" if file.is_symlink() else "is"
+        raise AssistantLoadError(f"{what} outside {within}; an assistant reads only its own files", file=file)
     try:
-        return file.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        line = file.read_bytes()[: error.start].count(b"\n") + 1
-        raise AssistantLoadError(f"not UTF-8 text ({error.reason})", file=file, line=line) from error
+        data = read_regular(real, "assistant file", MAX_FILE_BYTES)
+    except UnsafeFileError as error:
+        raise AssistantLoadError(str(error).split(f"{real} ", 1)[-1], file=file) from None
     except OSError as error:
         raise AssistantLoadError(f"cannot be read: {error.strerror}", file=file) from error
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise AssistantLoadError(f"not UTF-8 text ({error.reason})", file=file, line=line) from error
+
+
+def _present(file: Path) -> bool:
+    """Whether something is at ``file`` (a dangling symlink or a FIFO too: read_text says what it is)."""
+    return file.exists() or file.is_symlink()
 
 
 def json_kind(value: Any) -> str:
@@ -67,7 +90,7 @@ def json_kind(value: Any) -> str:
 def default_prompts(directory: Path, package: dict, key_lines: dict, diagnostics: list[dict]) -> list[dict]:
     """``prompts.yml`` when it exists (it wins, ``load.go:340-349``), else the package's ``prompts``."""
     file = directory / "prompts.yml"
-    if file.is_file():
+    if _present(file):
         return prompts_file(file, directory, diagnostics)
     inline = package.get("prompts")
     if inline is None:
@@ -84,7 +107,24 @@ def default_prompts(directory: Path, package: dict, key_lines: dict, diagnostics
 
 
 def prompts_file(file: Path, root: Path, diagnostics: list[dict]) -> list[dict]:
-    expanded, origin, missing = expand_assets(read_text(file), root)
+    """A prompts file's messages; its ``@assets/`` are read from ``root/assets``, confined to ``root``."""
+    budget = [MAX_ASSET_BYTES]
+
+    def read_asset(name: str, line: int) -> str | None:
+        asset = root / "assets" / name
+        if not _present(asset):
+            return None
+        try:
+            text = read_text(asset, root)
+        except AssistantLoadError as error:
+            raise AssistantLoadError(f"@assets/{name}: {error}", file=file, line=line) from None
+        budget[0] -= len(text)
+        if budget[0] < 0:
+            raise AssistantLoadError(f"@assets/{name}: the assets this file includes are over "
+                                     f"{MAX_ASSET_BYTES} bytes together (MAX_ASSET_BYTES)", file=file, line=line)
+        return text
+
+    expanded, origin, missing = expand_assets(read_text(file, root), read_asset)
     for asset in missing:
         diagnostics.append(diagnostic("yao_missing_asset", str(file), asset=asset, path=root / "assets" / asset))
     return _prompts_yaml(expanded, file, origin)
@@ -99,10 +139,7 @@ def _prompts_yaml(text: str, file: Path, origin: list[int]) -> list[dict]:
     try:
         root, loader = compose(text)
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-        problem = getattr(error, "problem", None) or str(error)
-        raise AssistantLoadError(f"not YAML: {problem}", file=file,
-                                 line=line_of(mark) if mark is not None else None) from error
+        raise _yaml_error(error, file, line_of) from None
     if root is None or (isinstance(root, yaml.ScalarNode) and root.tag.endswith(":null")):
         return []  # an empty file: no prompts (yaml.v3 leaves the slice nil)
     if not isinstance(root, yaml.SequenceNode):
@@ -113,7 +150,10 @@ def _prompts_yaml(text: str, file: Path, origin: list[int]) -> list[dict]:
         if not isinstance(item, yaml.MappingNode):
             raise AssistantLoadError(f"prompt {index + 1}: expected role and content, got {_node_kind(item)}",
                                      file=file, line=line_of(item.start_mark))
-        fields = {construct(loader, key): value for key, value in item.value}
+        try:
+            fields = {construct(loader, key): value for key, value in item.value}
+        except yaml.YAMLError as error:
+            raise _yaml_error(error, file, line_of) from None
         marks = {key: value.start_mark for key, value in fields.items()}
         data = {key: _scalar_text(value) for key, value in fields.items()}
         for key, value in data.items():
@@ -126,6 +166,12 @@ def _prompts_yaml(text: str, file: Path, origin: list[int]) -> list[dict]:
 
 
 _NOT_SCALAR = object()
+
+
+def _yaml_error(error: yaml.YAMLError, file: Path, line_of: Callable[[Any], int]) -> AssistantLoadError:
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    problem = getattr(error, "problem", None) or str(error)
+    return AssistantLoadError(f"not YAML: {problem}", file=file, line=line_of(mark) if mark is not None else None)
 
 
 def _scalar_text(node: yaml.Node) -> Any:
@@ -166,7 +212,7 @@ def prompt_presets(directory: Path, diagnostics: list[dict]) -> dict[str, list[d
         return {}
     presets = {}
     for file in sorted(folder.rglob("*")):
-        if file.is_file() and file.suffix in (".yml", ".yaml"):
+        if not file.is_dir() and file.suffix in (".yml", ".yaml"):
             key = ".".join(file.relative_to(folder).with_suffix("").parts)
             presets[key] = prompts_file(file, directory, diagnostics)
     return presets
@@ -182,28 +228,32 @@ def read_locales(directory: Path) -> dict[str, dict]:
         return {}
     found: dict[str, dict] = {}
     for file in sorted(folder.rglob("*")):
-        if not file.is_file() or file.name.startswith("."):
-            continue
+        if file.is_dir() or file.name.startswith("."):
+            continue  # anything else that is not a regular file is refused by read_text, not skipped
         if file.suffix not in _LOCALE_PARSERS:
             raise AssistantLoadError(f"a locale file must be YAML or JSON ({', '.join(_LOCALE_PARSERS)}); "
                                      "Yao refuses others", file=file)
-        found[file.stem.lower()] = _locale_file(file)
+        messages = _locale_file(file, directory)
+        if count_flat_keys(messages, MAX_KEYS) > MAX_KEYS:
+            raise AssistantLoadError(f"flattens to more than {MAX_KEYS} message keys (MAX_KEYS; every nested "
+                                     f"list item is a key twice, key.0 and key[0]); refusing it", file=file)
+        found[file.stem.lower()] = messages
     return found
 
 
-def _locale_file(file: Path) -> dict:
-    text = read_text(file)
+def _locale_file(file: Path, directory: Path) -> dict:
+    text = read_text(file, directory)
     if file.suffix in (".yml", ".yaml"):
         try:
             root, loader = compose(text)
+            data = {} if root is None else construct(loader, root)
         except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-            raise AssistantLoadError(f"not YAML: {getattr(error, 'problem', None) or error}", file=file,
-                                     line=mark.line + 1 if mark is not None else None) from error
-        data = {} if root is None else construct(loader, root)
+            raise _yaml_error(error, file, lambda mark: mark.line + 1) from None
         line = root.start_mark.line + 1 if root is not None else 1
     else:  # gou reads .json strictly and .jsonc/.yao with comments (application.go:94-107)
         try:
+            if file.suffix == ".json":
+                check_depth(text)
             data = json.loads(text) if file.suffix == ".json" else loads_jsonc(text)
         except json.JSONDecodeError as error:
             raise AssistantLoadError(f"not JSON: {error.msg}", file=file, line=error.lineno) from error

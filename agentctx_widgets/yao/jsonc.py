@@ -19,7 +19,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["JSONCError", "loads_jsonc", "strip_jsonc"]
+from ..context.store import MAX_DEPTH, _too_deep  # the session store's linear depth check
+
+__all__ = ["MAX_DEPTH", "JSONCError", "check_depth", "loads_jsonc", "strip_jsonc"]
 
 
 class JSONCError(ValueError):
@@ -104,6 +106,7 @@ def _refuse_constant(name: str) -> Any:
 def loads_jsonc(text: str) -> Any:
     """Parse Yao-style JSONC; raise :class:`JSONCError` with the line and column of the first problem."""
     stripped = strip_jsonc(text)
+    check_depth(stripped)
     try:
         return json.loads(stripped, parse_constant=_refuse_constant)
     except json.JSONDecodeError as error:
@@ -111,6 +114,28 @@ def loads_jsonc(text: str) -> Any:
     except _Constant as error:
         line, column = _position(stripped, _first_outside_strings(stripped, str(error)))
         raise JSONCError(f"{error} is not JSON (Yao's decoder refuses it)", line, column) from error
+
+
+def check_depth(text: str) -> None:
+    """Raise :class:`JSONCError` at the first bracket nested deeper than ``MAX_DEPTH`` (checked before
+    parsing, in linear time, so a 100,000-deep file is a clear error and not a ``RecursionError``)."""
+    if not _too_deep(text.encode("utf-8", "surrogatepass")):
+        return
+    depth, i, n = 0, 0, len(text)
+    while i < n:
+        char = text[i]
+        if char == '"':
+            i += 1
+            while i < n and not (text[i] == '"' and _unescaped(text, i)):
+                i += 1
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                line, column = _position(text, i)
+                raise JSONCError(f"nests deeper than {MAX_DEPTH} levels (MAX_DEPTH)", line, column)
+        elif char in "]}":
+            depth -= 1
+        i += 1
 
 
 def _first_outside_strings(text: str, token: str) -> int:

@@ -30,13 +30,17 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["DEFAULT_LOCALES", "MAX_DEPTH", "flatten_locales", "translate"]
+__all__ = ["DEFAULT_LOCALES", "MAX_DEPTH", "MAX_KEYS", "count_flat_keys", "flatten_locales", "translate"]
 
 DEFAULT_LOCALES = ("en", "en-us", "zh", "zh-cn", "zh-tw")
 """The locales Yao makes for an assistant that ships none (``load.go:652``)."""
 
 MAX_DEPTH = 8
 """How many times a translated string that still holds templates is translated again."""
+
+MAX_KEYS = 100_000
+"""A locale whose messages flatten to more keys than this is refused: kun's flattening writes every list
+item twice (``key.0`` and ``key[0]``), so 28 nested one-item lists (73 bytes) would make 2^28 keys."""
 
 _TEMPLATE = re.compile(r"\{\{\s*([^}]+?)\s*\}\}")  # i18n.go:86, :105, :259
 
@@ -47,6 +51,9 @@ def flatten_locales(locales: Mapping[str, Mapping[str, Any]], injected: Mapping[
         return {code: dict(injected) for code in DEFAULT_LOCALES} if injected else {}
     flat: dict[str, dict] = {}
     for code in sorted(locales):
+        count = count_flat_keys(locales[code], MAX_KEYS)
+        if count > MAX_KEYS:
+            raise ValueError(f"locale {code!r} flattens to more than {MAX_KEYS} keys (MAX_KEYS); refusing it")
         messages: dict[str, Any] = {}
         for key, value in locales[code].items():
             _dot_set(messages, str(key), value)
@@ -59,6 +66,21 @@ def flatten_locales(locales: Mapping[str, Mapping[str, Any]], injected: Mapping[
         for key, value in injected.items():
             messages.setdefault(key, value)
     return flat
+
+
+def count_flat_keys(messages: Mapping[str, Any], limit: int) -> int:
+    """How many keys :func:`flatten_locales` makes of one locale's ``messages``, counted without making
+    them and given up past ``limit`` (then any number over it): linear in ``limit``, not in the result."""
+    count, stack = 0, list(messages.values())
+    while stack and count <= limit:
+        value = stack.pop()
+        count += 1
+        if isinstance(value, list):
+            stack.extend(value)
+            stack.extend(value)  # key.0 and key[0]
+        elif isinstance(value, Mapping):
+            stack.extend(value.values())
+    return count
 
 
 def _dot_set(out: dict, key: str, value: Any) -> None:

@@ -30,12 +30,11 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from pathlib import Path
 
-__all__ = ["SYSTEM_VARIABLES", "expand_assets", "render_variables"]
+__all__ = ["ENV_VARIABLE", "SYSTEM_VARIABLES", "expand_assets", "render_variables"]
 
 _SYS = re.compile(r"\$SYS\.([A-Z_]+)")
-_ENV = re.compile(r"\$ENV\.([A-Za-z_][A-Za-z0-9_]*)")
+_ENV = ENV_VARIABLE = re.compile(r"\$ENV\.([A-Za-z_][A-Za-z0-9_]*)")
 _CTX = re.compile(r"\$CTX\.([A-Za-z_][A-Za-z0-9_]*)")
 _ASSET = re.compile(r"@assets/([^\s]+\.(md|yml|yaml|json|txt))")
 
@@ -91,8 +90,9 @@ def render_variables(
     return text
 
 
-def expand_assets(text: str, root: Path) -> tuple[str, list[int], list[str]]:
-    """``text`` with ``@assets/`` includes expanded from ``root/assets``.
+def expand_assets(text: str, read_asset: Callable[[str, int], str | None]) -> tuple[str, list[int], list[str]]:
+    """``text`` with ``@assets/`` includes expanded by ``read_asset(name, line)`` (the asset's text, or
+    ``None`` when it does not exist; it raises to refuse one).
 
     Returns the text, the original line of each expanded line (1-based), and the asset names that were
     missing (Yao drops them silently; the loader reports them as diagnostics).
@@ -101,16 +101,15 @@ def expand_assets(text: str, root: Path) -> tuple[str, list[int], list[str]]:
     out_lines: list[str] = []
     origin: list[int] = []
 
-    def include(match: re.Match) -> str:
-        asset = root / "assets" / match.group(1)
-        try:
-            content = asset.read_text(encoding="utf-8")
-        except OSError:
-            missing.append(match.group(1))
-            return ""
-        return "|\n" + "".join("    " + line + "\n" for line in content.split("\n"))
-
     for number, line in enumerate(text.split("\n"), start=1):
+
+        def include(match: re.Match, number: int = number) -> str:
+            content = read_asset(match.group(1), number)
+            if content is None:
+                missing.append(match.group(1))
+                return ""
+            return "|\n" + "".join("    " + line + "\n" for line in content.split("\n"))
+
         expanded = _ASSET.sub(include, line)
         pieces = expanded.split("\n")
         out_lines.extend(pieces)
