@@ -7,10 +7,9 @@ batches at most once per ``interval`` seconds, answers ``sync`` requests with sn
 the settled snapshot for the synced trait once the stream has been quiet for ``settle_delay``
 seconds (and on ``settle()`` / ``close()``). While a stream runs the trait is written only to catch up
 a view that lost batches while the kernel is too busy to answer its ``sync`` (a view displayed in
-the cell that streams renders after the first batches; a page reloaded mid-turn): the first after
-``FIRST_CATCH_UP`` seconds, each next one twice as late up to once per ``CATCH_UP_INTERVAL``, and only
-once the stream has doubled since the last write, so the whole-state writes add up to less than twice
-the final state — marimo syncs the trait to the page on every write, and a
+the cell that streams renders after the first batches; a page reloaded mid-turn): at most once per
+``CATCH_UP_INTERVAL`` and only once the stream has doubled since the last write, so the whole-state
+writes add up to about the final state — marimo syncs the trait to the page on every write, and a
 periodic write would make traffic grow with the square of the stream. It is driven through plain
 callables, so tests record what it would send. The message shapes are in ``protocol_types``.
 """
@@ -77,12 +76,6 @@ CATCH_UP_INTERVAL = 1.0
 """While a stream runs, the synced snapshot is written at most once per this many seconds, and only
 when the stream has sent at least as many batches since the last write as before it (doubling)."""
 
-FIRST_CATCH_UP = 0.05
-"""The first catch-up of a stream comes this soon, each next one twice as late, up to
-``CATCH_UP_INTERVAL``: a view drawn in the cell that streams shows a short turn's first words at once
-(the busy kernel cannot answer its ``sync`` until the cell ends), and with seq doubling too the writes
-still add up to less than twice the final state."""
-
 
 def copy_json(value: Any) -> Any:
     """A deep copy that is plain JSON (messages may be mutated later by their owner)."""
@@ -136,7 +129,6 @@ class StreamProtocol:
         self._settle_timer: Timer | None = None
         self._snapshot_seq = -1
         self._snapshot_time = float("-inf")
-        self._catch_ups = 0  # since the last settled write: the next catch-up is due FIRST_CATCH_UP * 2**this
         self._closed = False
         self.sends = 0
         """Comm messages sent so far (batches and snapshots)."""
@@ -353,10 +345,8 @@ class StreamProtocol:
         self._last_send = self._clock()
         self.sends += 1
         self._send(message)
-        due = min(CATCH_UP_INTERVAL, FIRST_CATCH_UP * 2 ** self._catch_ups)
-        if self._last_send - self._snapshot_time >= due and self.seq >= 2 * max(self._snapshot_seq, 1):
+        if self._last_send - self._snapshot_time >= CATCH_UP_INTERVAL and self.seq >= 2 * max(self._snapshot_seq, 1):
             self._write_snapshot()  # mid-stream catch-up (module docstring); nothing is queued right now
-            self._catch_ups += 1
         self._arm_settle_timer()
 
     def _refresh_header(self) -> bool:
@@ -397,7 +387,6 @@ class StreamProtocol:
                 self._settle_timer = self._schedule(delay, self._on_settle_timer)
                 return
             self._write_snapshot()
-            self._catch_ups = 0  # settled: a later stream catches up soon again
 
     def _write_snapshot(self) -> None:
         """Store the state exactly at ``seq`` (nothing is queued when this runs, so none is missing)."""
