@@ -296,3 +296,29 @@ describe("robustness", () => {
     }
   });
 });
+
+test("a context message a batch adds after the view drew the store's array is shown (the store grows it in place)", async () => {
+  // Issue 18 §1: under load the tour's view drew its context before the turn's batches came, and the
+  // reply then stayed below the window ("Show later messages (1 more)"): the window compared its end with
+  // the length of the array the store had already grown.
+  const { ProtocolStore } = await import("../src/protocol.js");
+  const delta = await import("../src/delta.js");
+  const store = new ProtocolStore((/** @type {any} */ o, /** @type {any} */ m) => {
+    delta.applyMessageInPlace(o, m);
+    return o;
+  });
+  const el = document.createElement("div");
+  document.body.append(el);
+  const r = createRenderer(el, { IntersectionObserver: null });
+  const msg = (/** @type {number} */ type, /** @type {string} */ text) => ({ type, content: [{ type: "text", text }] });
+  store.adopt({ seq: 1, header: { name: "t" }, context: [msg(1, "sys"), msg(2, "hi")], pending: null,
+    outputs: { order: [], messages: {} } });
+  r.update(store.state, /** @type {any} */ (store.takeChanges()));
+  expect(r.root.querySelectorAll(".actx-msg")).toHaveLength(2);
+  const added = { kind: "batch", seq: 2, ops: [{ op: "ctx", action: "added", index: 2, message: msg(3, "reply") }] };
+  expect(store.applyBatch(/** @type {any} */ (added))).toBe("applied");
+  r.update(store.state, /** @type {any} */ (store.takeChanges()));
+  expect([...r.root.querySelectorAll(".actx-msg")].map((node) => node.textContent?.includes("reply"))).toEqual([false, false, true]);
+  expect(/** @type {HTMLElement} */ (r.root.querySelector("[data-testid=actx-load-later]")).hidden).toBe(true);
+  el.remove();
+});

@@ -45,6 +45,9 @@ export class ContextList {
     this.scrollRoot = options.scrollRoot ?? null;
     /** @type {any[]} */
     this.messages = [];
+    /** How many messages there were when the window was last placed: the store grows `messages` in
+     * place before `update` runs, so its length then is already the new one. */
+    this.placedLength = 0;
     /** The rendered window is [start, end); `target` ≤ start and `targetEnd` ≥ end are where slices still go. */
     this.start = 0;
     this.end = 0;
@@ -84,13 +87,14 @@ export class ContextList {
    * @param {"all" | number[]} changed
    */
   update(messages, changed) {
-    const followsEnd = this.end >= this.messages.length; // the window showed the newest message
+    const followsEnd = this.end >= this.placedLength; // the window showed the newest message
     this.messages = messages;
     if (changed === "all" || this.start > messages.length) {
       this.rebuild();
       return;
     }
     const length = messages.length;
+    this.placedLength = length;
     this.end = followsEnd ? length : Math.min(this.end, length);
     this.targetEnd = Math.max(this.end, Math.min(this.targetEnd, length));
     this.target = Math.min(this.target, this.start);
@@ -117,6 +121,7 @@ export class ContextList {
     this.views.clear();
     this.list.replaceChildren();
     const length = this.messages.length;
+    this.placedLength = length;
     this.end = this.targetEnd = length;
     this.target = Math.max(0, length - this.pageSize);
     // the first slice is the first screen: rendered now, the rest of the page in later tasks
