@@ -20,8 +20,13 @@ $(STAMP): $(PY) pyproject.toml
 js/node_modules/.package-lock.json: js/package-lock.json
 	cd js && npm ci --no-audit --no-fund
 
-js: js/node_modules/.package-lock.json
-	cd js && npm run build
+# The prebuilt JupyterLab / Notebook 7 extension (js/lab/ → agentctx_widgets/labextension/), linked into
+# the venv the way a wheel installs it (share/jupyter/labextensions/agentctx-widgets).
+LABEXT_LINK := $(VENV)/share/jupyter/labextensions/agentctx-widgets
+
+js: js/node_modules/.package-lock.json $(STAMP)
+	cd js && npm run build && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npm run build:lab
+	rm -rf $(LABEXT_LINK) && mkdir -p $(dir $(LABEXT_LINK)) && ln -s "$(CURDIR)/agentctx_widgets/labextension" $(LABEXT_LINK)
 
 # Debian's Chromium for the browser tests (never Playwright's own download).
 chromium:
@@ -59,4 +64,4 @@ bench: setup chromium
 	$(PY) bench/yao_typescript.py
 
 clean:
-	rm -rf $(VENV) js/node_modules agentctx_widgets/static
+	rm -rf $(VENV) js/node_modules agentctx_widgets/static agentctx_widgets/labextension js/lab/build-info.js
