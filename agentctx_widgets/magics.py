@@ -493,13 +493,12 @@ def _js_hooks(name: str, source: str) -> tuple[Any, list[str]]:
     from .hooks import hooks_from_js
 
     try:
-        hooks = hooks_from_js(source)
+        hooks = hooks_from_js(source, first_line=2, origin=f"%%agentctx hooks {name}")  # the body: cell line 2
     except Exception as error:
         raise MagicError(f"hooks {name}: the JavaScript does not load: {error}") from None
     defined = [hook for hook in HOOK_NAMES if hook in hooks.names]
     if not defined:
         raise MagicError(f"hooks {name}: the cell defines none of {', '.join(HOOK_NAMES)}")
-    hooks.first_line, hooks.origin = 2, f"%%agentctx hooks {name}"  # the body starts on the cell's line 2
     return hooks, defined
 
 
@@ -511,12 +510,13 @@ def _python_hooks(name: str, source: str) -> tuple[Any, list[str]]:
     try:
         code = compile(source, filename, "exec")
     except SyntaxError as error:
-        raise MagicError(f"hooks {name}: SyntaxError: {error.msg} (cell line {error.lineno})") from None
+        line = f" (cell line {error.lineno + 1})" if error.lineno else ""  # the body starts on the cell's line 2
+        raise MagicError(f"hooks {name}: SyntaxError: {error.msg}{line}") from None
     try:
         exec(code, namespace)  # the user's own cell, as IPython itself would run it
     except Exception as error:
         lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__) if frame.filename == filename]
-        where = f" (cell line {lines[-1]})" if lines else ""
+        where = f" (cell line {lines[-1] + 1})" if lines else ""  # the body starts on the cell's line 2
         raise MagicError(f"hooks {name}: the cell raised {_kind(error)}: {error}{where}") from None
     found = {hook: namespace[hook] for hook in HOOK_NAMES if callable(namespace.get(hook))}
     if not found:

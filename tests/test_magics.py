@@ -344,14 +344,14 @@ def test_language_detection() -> None:
 @pytest.mark.parametrize(
     ("first_line", "body", "fragments"),
     [
-        ("hooks broken", "function Create(ctx, messages) { return {", ("hooks broken: the JavaScript does not load",)),
+        ("hooks broken", "function Create(ctx, messages) { return {", ("hooks broken: the JavaScript does not load", "(%%agentctx hooks broken, line 2)")),
         ("hooks none", "const x = 1;", ("hooks none: the cell defines none of Create, Before, After, Done, Error",)),
         ("hooks none --lang python", "x = 1", ("hooks none: the cell defines none of",)),
-        ("hooks bad", "def Create(ctx, messages):\n    return {", ("hooks bad: SyntaxError", "cell line 2")),
+        ("hooks bad", "def Create(ctx, messages):\n    return {", ("hooks bad: SyntaxError", "cell line 3")),
         (
             "hooks boom",
             "x = 1\ndef Create(ctx, m):\n    pass\n1 / 0\n",
-            ("hooks boom: the cell raised ZeroDivisionError", "cell line 4"),
+            ("hooks boom: the cell raised ZeroDivisionError", "cell line 5"),
         ),
         ("hooks notfn --lang python", "Create = 3", ("hooks notfn: the cell defines none of",)),
         ("hooks 2fast", JS_HOOKS, ("hooks: '2fast' is not a valid Python variable name",)),

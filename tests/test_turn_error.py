@@ -107,3 +107,32 @@ def test_a_failed_turns_document_says_what_failed_in_the_text_nbval_compares():
     ]
     page = part.html(css=False)
     assert "not a function (ctx.Sendd)" in page and "diagnostic shared_slot (send 2)" in page
+
+
+@pytest.mark.parametrize(("line", "column", "callee"), [
+    # (line, column) as QuickJS-NG reports them for these calls (measured: a hook calling each one)
+    ("  ctx.Sendd({});", 7, "ctx.Sendd"),  # on the member
+    ("  foo();", 3, "foo"),  # on the callee
+    ("  new ctx.Nope();", 7, "ctx.Nope"),
+    ("  [1].mapp(x => x);", 12, "mapp"),  # inside the parentheses
+    ("  let o = {}; o.fn ( 1 );", 22, "o.fn"),
+    ("  ctx.Send(ctx.nope(1));", 16, "ctx.nope"),  # the inner call, not the outer one
+    ("  ctx?.Sendd(1);", 8, "ctx?.Sendd"),
+    ("  ctx['Sendd'](1);", 3, None),  # no name to read back
+])
+def test_the_callee_of_a_call_that_is_not_a_function_is_read_back_from_the_source(line, column, callee):
+    from agentctx_widgets.hooks.js_hooks import member_at
+
+    assert member_at(f"function Create(ctx) {{\n{line}\n}}", 2, column) == callee
+
+
+def test_a_chain_continued_from_the_line_above_keeps_its_start():
+    from agentctx_widgets.hooks.js_hooks import member_at
+
+    assert member_at("function Create(ctx) {\n  ctx\n    .Sendd(1);\n}", 3, 6) == "ctx.Sendd"
+
+
+def test_a_load_error_counts_lines_from_first_line():
+    with pytest.raises(Exception) as raised:
+        hooks_from_js("function Create(ctx) {\n  return 1 +;\n}", first_line=2, origin="%%agentctx hooks bad")
+    assert "(%%agentctx hooks bad, line 3)" in str(raised.value)

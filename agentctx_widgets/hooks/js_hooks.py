@@ -160,10 +160,16 @@ class JsHooks:
         sleep: Callable[[float], None] | None = None,
         echo_console: bool = False,
         result_check: Callable[..., dict | None] | None = None,
+        first_line: int = 1,
+        origin: str | None = None,
     ) -> None:
         if not isinstance(source, str):
             raise TypeError(f"hooks_from_js(source): expected a string, got {type(source).__name__}")
         self.source = source
+        if not isinstance(first_line, int) or isinstance(first_line, bool) or first_line < 1:
+            raise ValueError(f"hooks_from_js(first_line=…): expected an int ≥ 1, got {first_line!r}")
+        self.first_line = first_line  # the source's line 1 is this line of its cell or file: errors count from it
+        self.origin = origin  # where the source is, as its author knows it ("%%agentctx hooks greet")
         self.time_limit = float(time_limit)
         self.wall_limit = float(wall_limit)
         self.memory_limit = int(memory_limit)
@@ -196,6 +202,10 @@ class JsHooks:
         self.rebuilds = 0  # times the engine was rebuilt after a limit was hit
         try:
             self._engine.run(self._first_load)
+        except HookError as error:
+            self._slot.close()
+            self._engine.close(self._slot.close)
+            raise error.relocate(first_line=self.first_line, origin=self.origin)
         except BaseException:
             self._slot.close()  # a KeyboardInterrupt while loading: the worker is stopped at once
             self._engine.close(self._slot.close)
@@ -803,6 +813,8 @@ def hooks_from_js(
     globals: dict[str, Any] | None = None,  # noqa: A002
     sleep: Callable[[float], None] | None = None,
     echo_console: bool = False,
+    first_line: int = 1,
+    origin: str | None = None,
 ) -> JsHooks:
     """Load hooks from JavaScript source (the seed's ``function Create(ctx, messages) {…}``).
 
@@ -813,6 +825,10 @@ def hooks_from_js(
     and caps: see the module docstring (``max_output_messages`` / ``max_output_bytes`` /
     ``max_console_bytes`` are per turn). Raises :class:`HookLoadError` for a syntax error, a top-level
     throw, or top-level code past the limits.
+
+    ``first_line`` is the line of its cell or file the source starts on (a ``%%agentctx hooks`` cell's
+    body starts on line 2), ``origin`` what to call that place: every error then names the line as the
+    author's editor numbers it (``Create (%%agentctx hooks greet, line 3): …``).
     """
     return JsHooks(
         source,
@@ -827,37 +843,58 @@ def hooks_from_js(
         globals=globals,
         sleep=sleep,
         echo_console=echo_console,
+        first_line=first_line,
+        origin=origin,
     )
 
 
 def _callee(source: str, stack: str) -> str | None:
     """What a call that is "not a function" called (``ctx.Sendd``): QuickJS names no callee, but its first
-    user frame's column points into the callee's name, which is read back from the hook's source."""
-    for text in stack.split("\n"):
-        match = _FRAME.match(text)
-        if match and not (match.group(1) or "").startswith("__agentctx") and match.group(3):
-            lines = source.split("\n")
-            row, column = int(match.group(2)) - 1, int(match.group(3)) - 1
-            if not 0 <= row < len(lines) or not 0 <= column < len(lines[row]):
-                return None
-            code = lines[row]
-            start, end = column, column
-            while start > 0 and (code[start - 1].isalnum() or code[start - 1] in "_$."):
-                start -= 1
-            while end < len(code) and (code[end].isalnum() or code[end] in "_$"):
-                end += 1
-            name = code[start:end].strip(".")
-            return name or None
-    return None
+    user frame's line and column point at it, so it is read back from the hook's source (:func:`member_at`)."""
+    position = _user_position(stack)
+    return member_at(source, *position) if position and position[1] else None
 
 
 def _user_line(stack: str) -> int | None:
     """The line of the first stack frame that is not ours (``__agentctx_*``)."""
+    position = _user_position(stack)
+    return position[0] if position else None
+
+
+def _user_position(stack: str) -> tuple[int, int] | None:
+    """(line, column) of the first stack frame that is not ours; column 0 when the frame has none."""
     for text in stack.split("\n"):
         match = _FRAME.match(text)
         if match and not (match.group(1) or "").startswith("__agentctx"):
-            return int(match.group(2))
+            return int(match.group(2)), int(match.group(3) or 0)
     return None
+
+
+_CALLEE = re.compile(r"[A-Za-z_$][\w$]*(?:\s*\??\.\s*[A-Za-z_$][\w$]*)*(?=\s*\()")
+_CHAIN_END = re.compile(r"[A-Za-z_$][\w$]*(?:\s*\??\.\s*[A-Za-z_$][\w$]*)*\s*$")
+
+
+def member_at(source: str, line: int, column: int) -> str | None:
+    """What a call at ``line``:``column`` of ``source`` called (``ctx.Sendd``), or None.
+
+    QuickJS puts a failed call's position on the called member (``ctx.|Sendd(``), at the callee, or just
+    inside its parentheses, so the callee is the last ``name.name(`` on the line starting at or before the
+    column. A chain continued from the line above (``ctx\n  .Sendd(``) takes that line's end with it."""
+    lines = source.split("\n")
+    if not 1 <= line <= len(lines):
+        return None
+    text = lines[line - 1]
+    found = [match for match in _CALLEE.finditer(text) if match.start() < max(column, 1)]
+    if not found:
+        return None
+    match = found[-1]
+    callee = re.sub(r"\s+", "", match.group())
+    before = text[:match.start()].rstrip()
+    if before.endswith(".") and not before[:-1].strip() and line > 1:  # ".Sendd(" starts this line
+        above = _CHAIN_END.search(lines[line - 2])
+        if above:
+            callee = re.sub(r"\s+", "", above.group()) + "." + callee
+    return callee
 
 
 def _line_in(source: str, function_text: str) -> int | None:
