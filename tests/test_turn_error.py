@@ -53,11 +53,16 @@ def test_a_python_hook_that_raises_names_the_hook():
     assert raised.value.result.hooks_called == ["Create", "Error"] or "Create" in raised.value.result.hooks_called
 
 
-def test_a_recording_that_is_not_there_says_so_at_the_run_turn_line(tmp_path):
+def test_a_recording_that_is_not_there_says_so_at_the_run_turn_line(tmp_path, monkeypatch):
     model = ReplayModel(tmp_path / "nowhere" / "x.jsonl", mode="replay")
     with pytest.raises(TurnError, match="not recorded in") as raised:
         run_turn(Context(), "hi", model=model)
-    assert raised.value.code == "REPLAY_MISS" and "hint: " in str(raised.value)
+    assert raised.value.code == "REPLAY_MISS" and raised.value.report["what"] == "the model"
+    monkeypatch.chdir(tmp_path)  # the README's case: a relative path from a notebook in another folder
+    with pytest.raises(TurnError) as raised:
+        run_turn(Context(), "hi", model=ReplayModel("recordings/models.jsonl", mode="replay"))
+    assert (f"recordings/models.jsonl (no such file yet; a relative path counts from the working directory, "
+            f"{tmp_path})") in str(raised.value)
 
 
 def test_a_yao_assistant_request_that_fails_raises_too(tmp_path):

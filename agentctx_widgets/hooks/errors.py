@@ -133,14 +133,10 @@ HINTS: dict[str, str] = {
     "HOOK_MEMORY": "the hook used more memory or output than its limits allow: look for a runaway loop",
     "HOOK_STACK_OVERFLOW": "the hook recursed too deep: look for a function that calls itself without end",
     "HOOK_RETURN": "return nothing, or the object the hook's name documents (e.g. {messages} from Create)",
-    "REPLAY_MISS": "record the call (AGENTCTX_REPLAY=record, or ReplayModel(path, model=...)), or fix the "
-                   "recording's path: a relative path counts from the working directory, not the notebook",
     "MAX_TOOL_ROUNDS": "the model kept calling tools: raise max_tool_rounds=, or check what the tools return",
-    "RATE_LIMIT": "wait and run it again, or add an Error hook that returns {retry: true}",
-    "AUTHENTICATION": "set the provider's API key (its environment variable or api_key=)",
-    "CONTEXT_LENGTH": "the messages do not fit the model's window: shorten the context (%agentctx usage shows it)",
 }
-"""What to do about a failed turn, by error code (the default: read ``result.error``)."""
+"""What to do about a failed turn, by the code of a hook or the lifecycle (a model's error says what to do
+in its own message: ``models.hints``; the default: read ``result.error``)."""
 
 
 def failure_report(error: Any) -> dict:
@@ -170,7 +166,7 @@ def failure_report(error: Any) -> dict:
     elif tool:
         report["tool"] = str(tool)
         what = f"the tool {tool!r}"
-    elif error.get("name") == "ModelError" or cause.get("name") == "ModelError" or code in _model_codes():
+    elif "ModelError" in (error.get("name"), cause.get("name")):
         what = "the model"
     else:
         what = "the turn"
@@ -183,12 +179,6 @@ def failure_report(error: Any) -> dict:
                   hint=hint or "result.error holds the details (run_turn(check=False) returns the result instead)")
     report["summary"] = f"{what} failed [{code}]: {message}"
     return report
-
-
-def _model_codes() -> frozenset[str]:
-    from ..models.errors import CODES
-
-    return frozenset(CODES)
 
 
 class TurnError(Exception):

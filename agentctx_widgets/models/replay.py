@@ -295,7 +295,12 @@ class ReplayModel:
     # -- misses -----------------------------------------------------------------------------------
 
     def _miss(self, key: str, request: dict) -> ModelError:
-        where = f"{self.path.name}" if self.path.exists() else f"{self.path} (no such file yet)"
+        if self.path.exists():
+            where = f"{self.path.name}"
+        elif not self.path.is_absolute():  # the usual cause: a notebook in another folder than the path assumes
+            where = f"{self.path} (no such file yet; a relative path counts from the working directory, {Path.cwd()})"
+        else:
+            where = f"{self.path} (no such file yet)"
         text = f"replay: request {key} is not recorded in {where}"
         nearest = self._nearest(request)
         if nearest is not None:
