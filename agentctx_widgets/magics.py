@@ -363,7 +363,7 @@ class AgentContextMagics(Magics):
             raise MagicError(f"run: {_describe_error(error)}; the context is unchanged") from None
         elapsed = time.perf_counter() - started
         self.last_result = result
-        self._turns_of.setdefault(id(context), []).append(_TurnOutputs(context, list(getattr(result, "output", []) or [])))
+        self._turns_of.setdefault(id(context), []).append(_TurnOutputs(context, getattr(result, "output", None) or []))
         if args.result is not None:  # bound failed or not: a regression notebook asserts on the failure too
             self._ns[args.result] = result
         if getattr(result, "error", None):  # run() has put the context back
@@ -394,7 +394,7 @@ class AgentContextMagics(Magics):
         target = Path(args.path).expanduser()
         if target.is_dir():
             raise MagicError(f"export: {args.path!r} is a directory; give the .html file to write")
-        outputs = self._outputs_of(args.target, context)
+        outputs = self._outputs_of(context)
         page = to_html(context, outputs or None, title=args.title or getattr(context, "name", None) or title)
         try:
             target.write_text(page, encoding="utf-8")
@@ -405,7 +405,7 @@ class AgentContextMagics(Magics):
         shown = f" and {distinct:,} output message{'s' * (distinct != 1)}" if outputs else ""
         print(f"exported {count} message{'s' * (count != 1)}{shown} to {target} ({len(page.encode()):,} bytes)")
 
-    def _outputs_of(self, token: str, context: Any) -> list[dict]:
+    def _outputs_of(self, context: Any) -> list[dict]:
         """The output messages the views of ``context`` showed: those of the turns ``%agentctx run`` ran
         on it in this kernel (the export holds what the view and the turns' documents showed)."""
         return [message for turn in self._turns_of.get(id(context), []) if turn.context is context
@@ -485,6 +485,8 @@ def _stream_into(view: Any, message: dict, pause: float) -> int:
 
 
 class _TurnOutputs(NamedTuple):
+    """A ``%agentctx run`` turn's output messages (the result's own list) and the Context it ran on."""
+
     context: Any
     output: list[dict]
 

@@ -220,12 +220,6 @@ class JsHooks:
 
     # -- the Hooks protocol -------------------------------------------------------------------
 
-    first_line: int = 1
-    """The line of its cell or file the source starts on (a ``%%agentctx hooks`` cell's body: 2), so an
-    error's line is the one its author sees."""
-    origin: str | None = None
-    """Where the source is, in its author's words (``%%agentctx hooks greet``), named in errors."""
-
     async def call(self, name: str, ctx: HookContext, *args: Any) -> dict | None:
         """Run hook ``name`` on the engine thread without blocking the event loop."""
         try:
