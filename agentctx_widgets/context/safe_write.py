@@ -26,11 +26,10 @@ import tempfile
 import threading
 from pathlib import Path
 
-from .store import SessionFileError, _check_regular, _kind
+from .store import _NOT_REGULAR_ERRNOS, SessionFileError, _check_regular, _fsync_dir, _kind
 
 __all__ = ["UnsafeFileError", "check_regular", "open_append", "open_regular", "open_truncate", "read_regular", "write_atomic"]
 
-_NOT_REGULAR_ERRNOS = (errno.ENXIO, errno.EISDIR, errno.ELOOP, errno.EAGAIN, errno.ENODEV)
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _umask_lock = threading.Lock()
 
@@ -59,15 +58,7 @@ def open_regular(path: str | os.PathLike, what: str) -> tuple[int, os.stat_resul
         if error.errno in _NOT_REGULAR_ERRNOS:
             raise UnsafeFileError(f"{what}: {path} is not a regular file ({error.strerror}); refusing to open it") from None
         raise
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnsafeFileError(f"{what}: {path} is {_kind(info.st_mode)}, not a regular file; refusing to open it")
-        os.set_blocking(fd, True)  # a regular file: plain reads from here on
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, info
+    return fd, _regular_fd(fd, path, what, "open")
 
 
 def read_regular(path: str | os.PathLike, what: str, max_bytes: int) -> bytes:
@@ -113,15 +104,22 @@ def _open_to_write(path: Path, what: str, mode: int) -> int:
         if error.errno in _NOT_REGULAR_ERRNOS:
             raise UnsafeFileError(f"{what}: {path} is not a regular file ({error.strerror}); refusing to write to it") from None
         raise
+    _regular_fd(fd, path, what, "write to")
+    return fd
+
+
+def _regular_fd(fd: int, path: Path, what: str, verb: str) -> os.stat_result:
+    """``fd``'s ``fstat``, once it is known to be a regular file (made blocking again: plain I/O from here
+    on); otherwise ``fd`` is closed and the file refused."""
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise UnsafeFileError(f"{what}: {path} is {_kind(info.st_mode)}, not a regular file; refusing to write to it")
+            raise UnsafeFileError(f"{what}: {path} is {_kind(info.st_mode)}, not a regular file; refusing to {verb} it")
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return info
 
 
 def write_atomic(path: str | os.PathLike, data: bytes, what: str) -> Path:
@@ -176,15 +174,3 @@ def _umask() -> int:
         os.umask(mask)
     return mask
 
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -96,6 +96,8 @@ _READ_BUFFER = 1 << 20
 _HEADER_SCAN_BYTES = 1 << 20  # how much of line 1 save() reads to learn whose file it is
 _HEAD_BYTES = 256  # the first and last bytes of the file recorded after each save, to notice changes
 _TAIL_BYTES = 64
+_NOT_REGULAR_ERRNOS = (errno.ENXIO, errno.EISDIR, errno.ELOOP, errno.EAGAIN, errno.ENODEV)
+"""What a non-blocking open of a FIFO, a device, a directory or a symlink loop fails with."""
 
 
 class SessionFileError(ValueError):
@@ -605,7 +607,7 @@ def _open_locked(path: Path, what: str, *, write: bool) -> tuple[int, os.stat_re
         try:
             fd = os.open(path, flags, 0o644)
         except OSError as error:
-            if error.errno in (errno.ENXIO, errno.EISDIR, errno.ELOOP, errno.EAGAIN, errno.ENODEV):
+            if error.errno in _NOT_REGULAR_ERRNOS:
                 raise SessionFileError(f"{what}: {path} is not a regular file ({error.strerror}); "
                                        f"refusing to open it") from None
             raise
