@@ -464,8 +464,15 @@ def test_the_first_event_is_start_with_the_rate_limit_headers():
     assert error is None
     assert events[0] == {"type": "start", "model": "gpt-4.1-mini", "provider": "openai",
                          "rateLimits": {"x-ratelimit-remaining-tokens": "149984", "x-ratelimit-reset-tokens": "6ms"}}
-    *rest, done = translate("length.sse")
-    assert events[1:] == [*rest, {**done, "truncated": True}]  # finish_reason "length": cut at the token limit
+    assert events[1:] == translate("length.sse")
+
+
+def test_a_reply_cut_at_the_token_limit_says_so_on_its_call():
+    """Issue 20 §4: a reply cut by finish_reason "length" was shown as complete (only the stop reason said it)."""
+    with WireServer(stream_reply("length.sse")) as server:
+        result = run_unchecked(Context(), "hi", model=OpenAIChatModel(MODEL, base_url=server.url, api_key="test"))
+    assert result.error is None
+    assert result.calls[0]["stopReason"] == "length" and result.calls[0]["truncated"] is True
 
 
 @pytest.mark.parametrize("name", ["reasoning_content.sse", "reasoning.sse", "refusal.sse", "gemini_tool_call.sse"])
@@ -486,6 +493,9 @@ def test_a_server_answering_as_another_model_says_so_on_done():
         events, error = events_from(OpenAIChatModel("smollm2-typo", base_url=server.url, api_key="test"))
     assert error is None and answered != "smollm2-typo"
     assert events[-1] == {**translate("reasoning.sse")[-1], "responseModel": answered}
+    with WireServer(stream_reply("reasoning.sse")) as server:
+        result = run_unchecked(Context(), "hi", model=OpenAIChatModel("smollm2-typo", base_url=server.url, api_key="t"))
+    assert result.calls[0]["responseModel"] == answered and "truncated" not in result.calls[0]
 
 
 def test_parallel_tool_calls_through_the_sdk_commit_two_tool_call_blocks():

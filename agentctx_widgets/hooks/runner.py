@@ -46,6 +46,7 @@ from typing import Any, Protocol
 
 from ..context import Context, create_assembler, finalize_usage, usage_add, user_message
 from ..models import Model, ModelError
+from ..models.answer import call_facts
 from ..models.tools import Tool, as_tools, result_message
 from ..output import Output, adapter_for
 from .base import Hooks
@@ -536,8 +537,8 @@ class _Turn:
                     meta[key] = event[key]
             if event.get("rateLimits"):
                 self._show_rate_limits(event["rateLimits"])
-        elif kind == "done" and event.get("stopReason"):
-            meta["stopReason"] = event["stopReason"]
+        elif kind == "done":
+            meta.update(call_facts(event))
         elif kind == "error":
             raise ModelError.from_event_error(event.get("error"))
 

@@ -3,8 +3,8 @@
 Local servers accept any model name and run what they loaded (llama-server, llama-cpp-python with one
 model), so a typo goes unnoticed unless someone reads the ``model`` field the server answered with. And a
 reply cut at the token limit reads as complete unless its stop reason is looked at. The connector puts
-both on the ``done`` event: ``responseModel`` when the answered model is not the one asked for, and
-``truncated: True`` when the stop reason says the limit cut it.
+the answered model on the ``done`` event (``responseModel``, when it is not the one asked for), and a
+model call's record says ``truncated: True`` when the stop reason says the limit cut it (:func:`call_facts`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,15 @@ TRUNCATING_STOPS = frozenset({"length", "max_tokens", "max_output_tokens", "mode
 _SNAPSHOT = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{4}|:latest)$")
 """What a provider appends to an alias for the snapshot it ran (``gpt-4.1-mini-2025-04-14``,
 ``claude-sonnet-4-5-20250929``, ``gpt-4-0613``, Ollama's ``llama3.2:latest``)."""
+
+
+def call_facts(done: dict) -> dict:
+    """What a model call's record (``result.calls[i]``) keeps of its ``done`` event: ``stopReason``,
+    ``truncated: True`` when a token limit cut the reply, ``responseModel`` when another model answered."""
+    facts = {key: done[key] for key in ("stopReason", "responseModel") if done.get(key)}
+    if is_truncated(done.get("stopReason")):
+        facts["truncated"] = True
+    return facts
 
 
 def is_truncated(stop_reason: Any) -> bool:
@@ -42,14 +51,3 @@ def answered_model(chunk: dict) -> str | None:
         if isinstance(holder, dict) and isinstance(holder.get("model"), str) and holder["model"].strip():
             return holder["model"]
     return None
-
-
-def model_mismatch(requested: str, answered: str | None, *, where: str = "model") -> dict | None:
-    """A diagnostic ``{code, message, where, hint}`` when the server answered with another model."""
-    if not answered or same_model(requested, answered):
-        return None
-    return {"code": "MODEL_MISMATCH",
-            "message": f"asked for model {requested!r}, the server answered as {answered!r}",
-            "where": where,
-            "hint": "local servers run the model they loaded whatever name is sent: check the name "
-                    "(GET /v1/models lists what the server serves)"}

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..context import usage_headers
-from .answer import answered_model, is_truncated, same_model
+from .answer import answered_model, same_model
 from .errors import error_from_sdk
 from .hints import Target, safe_url
 from .protocol import ModelError
@@ -269,24 +269,23 @@ class SdkModel:
 
 
 class _Answer:
-    """What the server said about its answer, put on the ``done`` event (see :mod:`.answer`)."""
+    """The model the server said answered (every API names it in its first chunk), put on the ``done``
+    event as ``responseModel`` when it is not the one asked for (see :mod:`.answer`)."""
 
     def __init__(self, requested: str) -> None:
         self.requested = requested
         self.model: str | None = None
+        self._first = True
 
     def read(self, chunk: dict) -> dict:
-        if self.model is None:
+        if self._first:
+            self._first = False
             self.model = answered_model(chunk)
         return chunk
 
     def mark(self, event: dict) -> dict:
-        if event.get("type") != "done":
-            return event
-        if self.model is not None and not same_model(self.requested, self.model):
-            event = {**event, "responseModel": self.model}
-        if is_truncated(event.get("stopReason")):
-            event = {**event, "truncated": True}
+        if event.get("type") == "done" and self.model is not None and not same_model(self.requested, self.model):
+            return {**event, "responseModel": self.model}
         return event
 
 

@@ -55,6 +55,7 @@ from ..hooks.errors import HookError, error_dict
 from ..hooks.hook_context import CTX_FIELDS, HookContext
 from ..hooks.openai_shapes import from_view, from_view_message, response_of, to_view
 from ..models import ModelError
+from ..models.answer import call_facts
 from ..models.tools import Tool, as_tools
 from ..output import Output
 from ..output.diagnostics import diagnostic
@@ -481,8 +482,8 @@ class _Request:
         kind = event.get("type")
         if kind == "start" and event.get("model"):
             meta["model"] = event["model"]
-        elif kind == "done" and event.get("stopReason"):
-            meta["stopReason"] = event["stopReason"]
+        elif kind == "done":
+            meta.update(call_facts(event))
         elif kind == "error":
             error = event.get("error")
             text = error.get("message") if isinstance(error, dict) else error
