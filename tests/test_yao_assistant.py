@@ -79,6 +79,26 @@ def test_full_assistant(monkeypatch):
         "hint": "load_assistant(..., env_allow=[...]) fills only the names you list (env_allow=[]: none)"}]
 
 
+def test_env_allow_fills_only_the_names_listed_and_says_which_are_left_empty(monkeypatch):
+    """Issue 21: a downloaded package can read $ENV.OPENAI_API_KEY into a prompt; env_allow limits it."""
+    monkeypatch.setenv("AGENTCTX_TEST_CONNECTOR", "deepseek.v3")
+    monkeypatch.setenv("AGENTCTX_TEST_BUILD", "secret-build")
+    asst = load_assistant(CREATE, env_allow=["AGENTCTX_TEST_BUILD"])
+    # not allowed reads as unset: the connector stays as written (load.go keeps it when the variable is empty)
+    assert asst.connector == "$ENV.AGENTCTX_TEST_CONNECTOR"
+    text = lambda assistant: " ".join(block["text"] for message in assistant.request_prompts()  # noqa: E731
+                                      for block in message["content"])
+    assert "Build: secret-build." in text(asst)
+    [diagnostic] = asst.diagnostics
+    assert diagnostic["message"] == ("this assistant reads the environment variables AGENTCTX_TEST_BUILD (prompts.yml), "
+                                     "AGENTCTX_TEST_CONNECTOR (the connector): env_allow fills AGENTCTX_TEST_BUILD and "
+                                     "leaves AGENTCTX_TEST_CONNECTOR empty")
+    none = load_assistant(CREATE, env_allow=[])
+    assert none.diagnostics[0]["message"].endswith(
+        ": env_allow fills none of them and leaves AGENTCTX_TEST_BUILD, AGENTCTX_TEST_CONNECTOR empty")
+    assert "Build: ." in text(none) and "secret-build" not in text(none)
+
+
 def test_prompts_are_context_messages_in_file_order():
     """prompts.yml → Context messages: role → type (system 1, user 2, assistant 3), name kept, the
     @assets/style.md include expanded as a block scalar (prompt.go:183-205), variables left for the request."""

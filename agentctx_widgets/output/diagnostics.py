@@ -169,6 +169,10 @@ DIAGNOSTICS: dict[str, tuple[str, str]] = {
         "src/ has both index.ts and index.js: Yao walks them in name order and keeps the last, index.ts",
         "delete the one you do not edit",
     ),
+    "yao_env_read": (
+        "this assistant reads the environment variables {listed}: {effect}",
+        "load_assistant(..., env_allow=[...]) fills only the names you list (env_allow=[]: none)",
+    ),
 }
 """code → (message template, hint template), both filled with the reporter's details."""
 

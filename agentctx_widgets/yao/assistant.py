@@ -257,7 +257,8 @@ def load_assistant(
     ``$ENV.NAME`` in a prompt sends that environment variable to the model, as in Yao; a downloaded
     package can read any of them (``$ENV.OPENAI_API_KEY``), so the names it reads are listed in a
     ``yao_env_read`` diagnostic and in :attr:`Assistant.env_reads`, and ``env_allow=["NAME", …]`` fills
-    only those (the others as ``""``, the connector's ``$ENV.`` too); ``env_allow=[]`` fills none.
+    only those: the others read as unset (``""`` in a prompt; a connector ``$ENV.NAME`` stays as written,
+    as Yao keeps it when the variable is unset); ``env_allow=[]`` fills none.
     """
     directory = Path(path).expanduser().resolve()
     package_file = directory / "package.yao"
@@ -359,21 +360,16 @@ def _checked_env_allow(env_allow: Iterable[str] | None) -> frozenset[str] | None
 
 
 def _env_diagnostic(reads: Mapping[str, str], allow: frozenset[str] | None, where: str) -> dict:
-    """``yao_env_read``: which environment variables the package reads, and where (built here: the
-    shared table in ``output/diagnostics.py`` does not have this code yet)."""
+    """``yao_env_read``: which environment variables the package reads, where, and what is filled in."""
     names = sorted(reads)
     listed = ", ".join(f"{name} ({reads[name]})" for name in names)
     if allow is None:
-        message = (f"this assistant reads the environment variables {listed}: Yao fills $ENV. in, so a "
-                   f"prompt's values go to the model")
-        hint = "load_assistant(..., env_allow=[...]) fills only the names you list (env_allow=[]: none)"
+        effect = "Yao fills $ENV. in, so a prompt's values go to the model"
     else:
         refused = [name for name in names if name not in allow]
-        message = (f"this assistant reads the environment variables {listed}; env_allow fills "
-                   f"{', '.join(n for n in names if n in allow) or 'none of them'}"
-                   + (f" and leaves {', '.join(refused)} empty" if refused else ""))
-        hint = "add a name to env_allow to fill it"
-    return {"code": "yao_env_read", "message": message, "where": where, "hint": hint}
+        effect = (f"env_allow fills {', '.join(n for n in names if n in allow) or 'none of them'}"
+                  + (f" and leaves {', '.join(refused)} empty" if refused else ""))
+    return diagnostic("yao_env_read", where, listed=listed, effect=effect)
 
 
 # -- id --------------------------------------------------------------------------------------------------
