@@ -18,6 +18,7 @@ from agentctx_widgets.context import estimate_context_tokens, fallback_context_w
 
 from .bundle import BundleReference, ViewCode, forget_shared_bundle, use_shared_bundle
 from .protocol_types import Header, KernelMessage, ViewState
+from .saved_output import WIDGET_VIEW_MIME, SavedDisplay, saved_bundle
 from .stream import StreamProtocol
 from .transcript import transcript
 
@@ -53,6 +54,7 @@ class ContextView(anywidget.AnyWidget):
         self._unsubscribe = None
         self._initial_snapshot = ""
         self._ready = False
+        self._saved = SavedDisplay(self._saved_bundle)
         self._stream = StreamProtocol(
             self._send_message,
             self._store_snapshot,
@@ -131,8 +133,10 @@ class ContextView(anywidget.AnyWidget):
         return self._stream.state()
 
     def settle(self) -> None:
-        """Send what is queued and store the settled state in the synced trait now (e.g. before saving)."""
+        """Send what is queued and store the settled state in the synced trait and in the view's
+        displayed output now (e.g. before saving)."""
         self._stream.settle()
+        self._saved.flush()
 
     def close(self, *, forget: bool = False) -> None:
         """Stop following the context, send what is left, and close the comm.
@@ -145,6 +149,7 @@ class ContextView(anywidget.AnyWidget):
             self._unsubscribe()
             self._unsubscribe = None
         self._stream.close()
+        self._saved.flush()  # the output keeps the last state: it is all a saved notebook will have
         model_id = self.model_id if self.comm is not None else None
         if forget and model_id is not None:
             with self.hold_sync():
@@ -158,10 +163,21 @@ class ContextView(anywidget.AnyWidget):
         return transcript(self._stream.peek())  # no flush: showing the view sends nothing over the comm
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """The widget, its saved snapshot, static HTML and the transcript (widget/saved_output.py)."""
         bundle = super()._repr_mimebundle_(**kwargs)
-        if isinstance(bundle, tuple):
-            bundle[0]["text/plain"] = repr(self)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        if isinstance(data, dict) and WIDGET_VIEW_MIME in data:
+            data.update(self._saved_bundle(orjson.loads(orjson.dumps(self._stream.peek()))))
         return bundle
+
+    def _ipython_display_(self) -> None:
+        """``display(view)`` and a cell's last value: the bundle under a display id, kept up to date."""
+        if self.comm is None:  # closed: no widget to show, the transcript only
+            from IPython.display import display
+
+            display({"text/plain": repr(self)}, raw=True)
+            return
+        self._saved.show(orjson.dumps(self._stream.peek()).decode())
 
     # ------------------------------------------------------------- plumbing
 
@@ -194,8 +210,13 @@ class ContextView(anywidget.AnyWidget):
         text = orjson.dumps(state).decode()
         if self._ready:
             self._snapshot = text
+            self._saved.changed(text)
         else:
             self._initial_snapshot = text
+
+    def _saved_bundle(self, state: dict[str, Any]) -> dict[str, Any]:
+        widget_view = {"version_major": 2, "version_minor": 1, "model_id": self.model_id or ""}
+        return saved_bundle(widget_view, state, transcript(state))
 
     def _on_front_end_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if isinstance(content, dict) and content.get("kind") == "sync":

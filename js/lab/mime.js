@@ -1,6 +1,6 @@
 // The mime types the JupyterLab extension knows, and the rank that makes a saved view win.
 
-/** A ContextView's saved output: `{model_id, version, state}` (agentctx_widgets/widget/saved_output.py). */
+/** A ContextView's saved output: `{version, state}` (agentctx_widgets/widget/saved_output.py); the model id is the widget-view data's. */
 export const VIEW_MIME = "application/vnd.agentctx.view+json";
 
 /** The ipywidgets view mime every ContextView output carries too. */

@@ -68,7 +68,7 @@ export class SavedViewRenderer extends Panel {
    */
   async renderModel(model) {
     this.latest = model;
-    const saved = readSavedView(model.data[this.mimeType]);
+    const saved = readSavedView(model.data[this.mimeType], model.data[WIDGET_VIEW_MIME]);
     if (saved instanceof Error) {
       this.detachLive();
       this.modelId = null;
@@ -136,7 +136,7 @@ export class SavedViewRenderer extends Panel {
       if (this.live === live && live.isHidden) {
         this.detachLive();
         if (this.latest) {
-          const saved = readSavedView(this.latest.data[this.mimeType]);
+          const saved = readSavedView(this.latest.data[this.mimeType], this.latest.data[WIDGET_VIEW_MIME]);
           if (!(saved instanceof Error)) this.snapshot.show(saved.state);
         }
       }

@@ -10,12 +10,14 @@ import { VIEW_FORMAT } from "./mime.js";
  */
 
 /**
- * The saved view in a VIEW_MIME payload, or an Error saying what is wrong with it (never thrown:
- * a bad output shows its reason where the view would be).
+ * The saved view in a VIEW_MIME payload `{version, state}`, or an Error saying what is wrong with it
+ * (never thrown: a bad output shows its reason where the view would be). The model id is the one of
+ * the widget-view data beside it (the payload carries none, so nbval can compare it: model ids are random).
  * @param {unknown} data
+ * @param {unknown} [widgetView] the same output's widget-view data, `{model_id, ...}`
  * @returns {SavedView | Error}
  */
-export function readSavedView(data) {
+export function readSavedView(data, widgetView) {
   if (!data || typeof data !== "object" || Array.isArray(data)) {
     return new Error(`the saved view is ${describe(data)}, not an object`);
   }
@@ -23,14 +25,15 @@ export function readSavedView(data) {
   if (record.version !== VIEW_FORMAT) {
     return new Error(`the saved view's version is ${describe(record.version)}; this front end reads version ${VIEW_FORMAT}`);
   }
-  if (typeof record.model_id !== "string") {
-    return new Error(`the saved view's model_id is ${describe(record.model_id)}, not a string`);
+  const modelId = /** @type {any} */ (widgetView)?.model_id ?? "";
+  if (typeof modelId !== "string") {
+    return new Error(`the view's model_id is ${describe(modelId)}, not a string`);
   }
   const state = record.state;
   if (!state || typeof state !== "object" || typeof (/** @type {any} */ (state).seq) !== "number") {
     return new Error(`the saved view's state is ${describe(state)}, not a view state with a numeric seq`);
   }
-  return { modelId: record.model_id, state: /** @type {ViewState} */ (state) };
+  return { modelId, state: /** @type {ViewState} */ (state) };
 }
 
 /** @param {unknown} value */
