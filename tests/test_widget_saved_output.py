@@ -173,3 +173,16 @@ def test_flush_sends_now_and_cancels_the_timer() -> None:
     assert published[-1] == {"n": 2}
     assert timers.run_due() == 0  # the cancelled timer sends nothing twice
     assert len(published) == 3
+
+
+def test_a_big_update_makes_the_next_wait_longer() -> None:
+    timers, clock, published = FakeTimers(), Clock(), []
+    saved = SavedDisplay(lambda state: state, interval=2.0, schedule=timers, clock=clock,
+                         publish=lambda b, i, u: published.append(b))
+    saved.show('{"n": 0}')
+    big = orjson.dumps({"n": 1, "text": "x" * 1_000_000}).decode()  # ~1 MB
+    saved.changed(big)
+    timers.run_due()
+    saved.changed('{"n": 2}')
+    # 1,000,000 bytes at MAX_BYTES_PER_SECOND (250,000/s): 4 s, longer than the 2 s interval
+    assert timers.calls[0][0] == pytest.approx(1_000_000 / saved_output.MAX_BYTES_PER_SECOND, rel=0.01)

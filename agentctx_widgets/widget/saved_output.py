@@ -12,8 +12,9 @@ reopens as "Error displaying widget: model not found". So a view is displayed as
 - ``text/plain``: the transcript,
 
 and the display is updated (``update_display``) when the view's state settles, at most once per
-``UPDATE_INTERVAL`` while a stream runs (and at once on ``settle()`` / ``close()``), so the saved file
-holds the latest state without resending a big context per delta.
+``UPDATE_INTERVAL`` while a stream runs and at most ``MAX_BYTES_PER_SECOND`` on average (and at once
+on ``settle()`` / ``close()``), so the saved file holds the latest state without resending a big
+context per delta.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ SAVED_VIEW_FORMAT = 1
 
 UPDATE_INTERVAL = 2.0
 """Seconds between two updates of a view's saved output while its state keeps changing."""
+
+MAX_BYTES_PER_SECOND = 250_000
+"""After an update of S bytes the next waits at least S / this many seconds (a big context updates less often)."""
 
 HTML_MESSAGES = 200
 """The static HTML shows the last this many context entries (the earlier ones as one line)."""
@@ -115,6 +119,8 @@ class SavedDisplay:
         self._latest: str | None = None
         """The newest state (JSON text) not yet sent."""
         self._last_update = float("-inf")
+        self._gap = interval
+        """The wait after the last update: ``interval``, or longer after a big one."""
         self._timer: Timer | None = None
         self.updates: list[int] = []
         """The size in bytes of each update sent (benchmarks and tests read it)."""
@@ -136,7 +142,7 @@ class SavedDisplay:
             self._latest = state_json
             if self._timer is not None:
                 return
-            delay = max(0.0, self._last_update + self._interval - self._clock())
+            delay = max(0.0, self._last_update + self._gap - self._clock())
             self._timer = self._schedule(delay, self._on_timer)
 
     def flush(self) -> None:
@@ -161,5 +167,7 @@ class SavedDisplay:
                     return
                 self._last_update = self._clock()
             bundle = self._bundle(orjson.loads(state_json))
-            self.updates.append(len(orjson.dumps(bundle)))
+            size = len(orjson.dumps(bundle))
+            self.updates.append(size)
+            self._gap = max(self._interval, size / MAX_BYTES_PER_SECOND)
             self._publish(bundle, display_id, True)
