@@ -232,5 +232,5 @@ def overview() -> str:
         lines.extend(textwrap.wrap(parser.description or "", 100, initial_indent=" " * 6, subsequent_indent=" " * 6))
     lines.append("")
     lines.append("%agentctx help COMMAND (or COMMAND --help) shows one command's options.")
-    lines.append("Errors print one line starting 'agentctx: ' to stderr and change nothing.")
+    lines.append("Errors print one line starting 'agentctx: ' and change nothing (a failed turn's on stdout, the rest on stderr).")
     return "\n".join(lines)

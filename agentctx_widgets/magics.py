@@ -10,8 +10,10 @@ pass it to ``pytest --nbval NOTEBOOK --nbval-sanitize-with=PATH`` to regression-
 ``=``: with a space pytest takes PATH for a test path and failures no longer name the notebook).
 
 Any failure — a bad argument, an unknown variable, a missing file, a hook that fails — prints one line
-``agentctx: ...`` to stderr, never a traceback, and changes nothing: no variable is bound, and a context
-a failed turn touched is put back as it was.
+``agentctx: ...``, never a traceback, and changes nothing: no variable is bound, and a context a failed
+turn touched is put back as it was. The line goes to stderr, except a turn's own failure (a hook, the
+model, a tool): that goes to stdout, where the turn's summary line would be, so nbval's diff of the cell
+shows it.
 """
 
 from __future__ import annotations
@@ -369,7 +371,9 @@ class AgentContextMagics(Magics):
         if getattr(result, "error", None):  # run() has put the context back
             for line in _console_lines(result):
                 print(line)
-            raise MagicError(f"run: {_describe_error(result.error)}; the context is unchanged")
+            # stdout, not stderr: it stands where the turn's summary line would, so nbval's diff shows it
+            print(f"agentctx: run: {_describe_error(result.error)}; the context is unchanged")
+            return
         if bind:
             self._ns[target] = context
         print(_turn_summary(result, elapsed))

@@ -65,6 +65,19 @@ def assert_error(captured: Any, *fragments: str) -> None:
     assert captured.stdout == ""
 
 
+def assert_turn_failure(captured: Any, *fragments: str) -> None:
+    """A turn that failed: its ``agentctx: run: `` line last on stdout (where nbval compares it; the turn's
+    console lines may come before it) naming every fragment; nothing on stderr; no traceback."""
+    out = captured.stdout
+    assert out.endswith("\n"), out
+    last = out.splitlines()[-1]
+    assert last.startswith("agentctx: run: ") and last.endswith("; the context is unchanged"), out
+    assert out.count("agentctx: ") == 1 and "Traceback" not in out, out
+    for fragment in fragments:
+        assert fragment in last, (fragment, last)
+    assert captured.stderr == ""
+
+
 def names(shell: InteractiveShell) -> set[str]:
     return set(shell.user_ns)
 

@@ -25,7 +25,7 @@ from agentctx_widgets import magics as magics_module
 from agentctx_widgets.context import Context, system_message, user_message
 from agentctx_widgets.output import without_echoes as shown
 
-from magic_shell import assert_error, cell, ip, line, names, sample_context, shell  # noqa: F401 - ip, shell: fixtures
+from magic_shell import assert_error, assert_turn_failure, cell, ip, line, names, sample_context, shell  # noqa: F401 - ip, shell: fixtures
 
 JS_HOOKS = """
 function Create(ctx, messages) {
@@ -544,8 +544,7 @@ def test_a_failing_hook_leaves_the_context_unchanged(ip: Any, hooks: str, fragme
     before = copy.deepcopy(ctx.messages())
     ip.user_ns["ctx"] = ctx
     _, out = line(ip, 'run ctx "hello" --hooks bad')
-    assert_error(out, "run: ", *fragments)
-    assert out.stderr.rstrip().endswith("; the context is unchanged")
+    assert_turn_failure(out, *fragments)
     assert ctx.messages() == before
     (turn,) = ip.turns
     # the document shows the failed turn as it happened (the input merged into the last user message,
@@ -563,7 +562,7 @@ def test_a_failing_model_leaves_the_context_unchanged(ip: Any) -> None:
     before = copy.deepcopy(ctx.messages())
     ip.user_ns["ctx"] = ctx
     _, out = line(ip, 'run ctx "hello" --model flaky')
-    assert_error(out, "run: ", "rate limited")
+    assert_turn_failure(out, "rate limited")
     assert ctx.messages() == before
 
 
@@ -625,7 +624,7 @@ def test_run_prints_console_lines_and_binds_a_failed_result(ip: Any) -> None:
     assert out.stdout.splitlines()[1:] == ["  console.log [Create]: seen 1"]
     cell(ip, "hooks fails", 'function Create(ctx, messages) { console.warn("about to fail"); throw new Error("no"); }')
     _, out = line(ip, 'run chat "again" --hooks fails --result failed')
-    assert out.stdout == "  console.warn [Create]: about to fail\n"
+    assert out.stdout.splitlines()[0] == "  console.warn [Create]: about to fail"
+    assert_turn_failure(out, "Create (%%agentctx hooks fails, line 2): Error: no")
     # the hook is on the cell's line 2 (line 1 is the magic), as JupyterLab numbers it
-    assert out.stderr.startswith("agentctx: run: Create (%%agentctx hooks fails, line 2): Error: no") and out.stderr.count("\n") == 1
     assert ip.user_ns["failed"].error["code"] == "HOOK_THREW"  # bound, with its error, for assertions

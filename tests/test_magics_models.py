@@ -96,7 +96,7 @@ def test_a_failing_provider_leaves_the_context_unchanged_and_says_why(ip: Any, m
         ip.user_ns["conv"] = conv = Context()
         conv.append({"type": 2, "content": [{"type": "text", "text": "earlier"}]})
         out = run(ip, 'run conv "hi" --model openai:gpt-4.1-mini')
-    assert out.stderr == (f"agentctx: run: openai answered HTTP 401: Incorrect API key provided (POST {server.url}"
+    assert out.stderr == "" and out.stdout == (f"agentctx: run: openai answered HTTP 401: Incorrect API key provided (POST {server.url}"
                           "/chat/completions, model 'gpt-4.1-mini'; the API key came from the environment variable "
                           "OPENAI_API_KEY (which is not set)) [AUTHENTICATION]; the context is unchanged\n")
     assert conv.messages() == [{"type": 2, "content": [{"type": "text", "text": "earlier"}]}]
