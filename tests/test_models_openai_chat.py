@@ -549,6 +549,40 @@ def test_a_tool_round_through_run_turn_sends_calls_and_results_back():
     assert [m["type"] for m in context.messages()] == [2, 3, 4, 4, 3]
 
 
+def test_the_rounds_of_a_turn_share_one_connection_and_the_next_turn_gets_a_fresh_one():
+    """Issue 20: every call built its own SDK client (~27 ms, most of it the TLS context) and connection."""
+    replies = [stream_reply("parallel_tool_calls.sse"), stream_reply("text.sse")]
+    with WireServer(replies) as server:
+        model = OpenAIChatModel(MODEL, base_url=server.url, api_key="t")
+        context = Context()
+        first = run_unchecked(context, "hi", model=model, tools=[get_weather, get_time])
+        second = run_unchecked(context, "again", model=model)  # the first turn's client closed with its loop
+    assert first.error is None and second.error is None
+    assert second.response["content"] == "Hello! How can I help?"
+    rounds, next_turn = server.requests[:2], server.requests[2]
+    assert rounds[0].peer == rounds[1].peer  # one connection for both rounds of the tool loop
+    assert next_turn.peer != rounds[0].peer
+
+
+def test_a_pool_builds_one_client_per_settings_and_closes_it():
+    from agentctx_widgets.models.clients import open_pool
+
+    async def two_calls() -> tuple[int, list]:
+        with WireServer(stream_reply("text.sse")) as server:
+            model = OpenAIChatModel(MODEL, base_url=server.url, api_key="t")
+            other = OpenAIChatModel(MODEL, base_url=server.url, api_key="t")  # same settings: same client
+            async with open_pool() as pool:
+                for each in (model, other, model):
+                    events = [e async for e in each.stream([{"type": 2, "content": [{"type": "text", "text": "hi"}]}])]
+                    assert events[-1]["type"] == "done"
+                clients = list(pool._clients.values())
+            return pool.built, clients
+
+    built, clients = asyncio.run(two_calls())
+    assert built == 1 and len(clients) == 1
+    assert clients[0].is_closed()
+
+
 @pytest.mark.parametrize(("rounds", "second_choice"), [(None, None), ("first", None), ("every", "required")])
 def test_tool_choice_holds_for_the_first_round_unless_every_round_is_asked(rounds, second_choice):
     """A forced tool_choice repeated after the tool results could only end at max_tool_rounds."""

@@ -53,6 +53,8 @@ class Request:
     headers: dict[str, str]
     raw: bytes
     arrived: float
+    peer: tuple = ()
+    """The client's (host, port): two requests with the same peer came on one connection."""
 
     @property
     def json(self) -> Any:
@@ -94,7 +96,7 @@ class WireServer:
                 with owner._lock:
                     index = len(owner.requests)
                     owner.requests.append(Request("POST", self.path, {k.lower(): v for k, v in self.headers.items()},
-                                                  raw, time.perf_counter()))
+                                                  raw, time.perf_counter(), tuple(self.client_address)))
                     reply = owner.replies[min(index, len(owner.replies) - 1)]
                 owner._answer(self, reply)
 

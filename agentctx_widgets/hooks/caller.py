@@ -21,6 +21,8 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from ..models.clients import open_pool
+
 STOP_GRACE = 2.0
 """Seconds the calling thread waits for an interrupted turn to clean up before raising anyway."""
 
@@ -109,7 +111,8 @@ def run_on_worker(main: Callable[[], Coroutine[Any, Any, Any]], on_interrupt: Ca
         box["loop"], box["task"] = asyncio.get_running_loop(), asyncio.current_task()
         started.set()
         _CURRENT.set(caller)
-        return await main()
+        async with open_pool():  # the turn's model clients, shared by its calls, closed with it
+            return await main()
 
     def work() -> None:
         try:

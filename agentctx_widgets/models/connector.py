@@ -9,9 +9,10 @@ every provider:
   ``run_turn(options=...)`` passes) is merged over them for one call; ``options["tools"]`` is the
   runner's neutral tool list, converted by the builder.
 - The client is the one passed as ``client=`` (sync or async SDK client), else an async SDK client
-  built for each call (and closed when it ends: an async client is bound to its event loop, and
-  each turn runs its own) from ``api_key`` / ``base_url`` — or, with neither, from the SDK's own
-  environment variables. SDK retries are off (``max_retries=0``) so every failure reaches the ``Error`` hook,
+  built from ``api_key`` / ``base_url`` — or, with neither, from the SDK's own environment variables —
+  once per turn (``clients.LoopClients``: an async client is bound to its event loop, and each turn
+  runs its own), so the rounds of a tool loop share its connections; its HTTP pool uses the process's
+  one TLS context (``clients.shared_tls_context``). SDK retries are off (``max_retries=0``) so every failure reaches the ``Error`` hook,
   which decides (seed 000, Pattern 4).
 - The first event is ``start`` with ``model`` (the id this model was given: it comes before any
   chunk that could say what the provider ran), ``provider`` and ``rateLimits`` (``usage_headers`` of
@@ -31,6 +32,7 @@ from typing import Any
 
 from ..context import usage_headers
 from .answer import answered_model, same_model
+from .clients import current_pool, shared_tls_context
 from .errors import error_from_sdk
 from .hints import Target, safe_url
 from .protocol import ModelError
@@ -159,10 +161,10 @@ class SdkModel:
         """The client passed as ``client=``, else a new async SDK client built from ``api_key`` /
         ``base_url`` (or, with neither, the SDK's own environment variables).
 
-        Not kept: :meth:`stream` builds one for each call and closes it when the call ends. An async
-        client belongs to the event loop it first ran in, and every ``run_turn`` runs its own loop (in
-        Jupyter, on a worker thread), so a client kept from one turn fails the next with "Event loop
-        is closed"."""
+        Not kept here: an async client belongs to the event loop it first ran in, and every ``run_turn``
+        runs its own loop (in Jupyter, on a worker thread), so a client kept from one turn fails the next
+        with "Event loop is closed". :meth:`stream` takes it from the turn's ``LoopClients`` (one per
+        turn and settings, closed with the turn), or, outside a turn, builds one per call and closes it."""
         if self._client is not None:
             return self._client
         sdk = import_sdk(self.provider.sdk, self.provider.extra)
@@ -175,7 +177,14 @@ class SdkModel:
             kwargs["base_url"] = self.base_url
         if self.timeout is not None:
             kwargs["timeout"] = self.timeout
+        http_client = getattr(sdk, "DefaultAsyncHttpxClient", None)  # the SDK's own defaults (timeouts, limits)
+        if http_client is not None:
+            kwargs["http_client"] = http_client(verify=shared_tls_context())
         return getattr(sdk, self.provider.client_class)(**kwargs)
+
+    def _pool_key(self) -> tuple:
+        """Models with these equal build the same client, so a turn's pool gives them one."""
+        return (self.provider.name, self._api_key, self.base_url, self.timeout, self.max_retries)
 
     def request(self, messages: list[dict], options: dict | None = None) -> dict:
         """The provider request body this model would send for ``messages`` (pure; no network)."""
@@ -195,12 +204,17 @@ class SdkModel:
     # -- the two drivers (one translator, same events) ------------------------------------------
 
     async def _events_async(self, client: Any, request: dict) -> AsyncIterator[dict]:
-        """``client`` None: build one for this call and close it at the end (see :attr:`client`)."""
+        """``client`` None: the turn's pooled client, or outside a turn one for this call, closed at its
+        end (see :attr:`client`)."""
         translator = self.provider.translator()
         owned = client is None
+        pool = current_pool() if owned else None
+        close_after = owned and pool is None
         stream = None
         try:
-            if owned:
+            if pool is not None:
+                client = pool.get(self._pool_key(), lambda: self.client)
+            elif owned:
                 client = self.client
             raw = await self.provider.open(client, request)
             stream = raw.parse()
@@ -226,7 +240,7 @@ class SdkModel:
         finally:
             if stream is not None:
                 await stream.close()
-            if owned and client is not None:
+            if close_after and client is not None:
                 await client.close()
 
     def _events_sync(self, client: Any, request: dict) -> Iterator[dict]:

@@ -1,0 +1,83 @@
+"""SDK clients kept for as long as the event loop that runs a turn, and one TLS setup per process.
+
+Why: building an async SDK client costs far more than a loopback request (measured: a fresh
+``AsyncOpenAI`` ~27 ms on a quiet machine, almost all of it the TLS context httpx builds from the CA
+bundle for every client), and a client per model call also means a new TCP (and TLS) connection per
+round of a tool loop. An async client belongs to the loop it first ran in, so clients can't outlive
+their loop: a :class:`LoopClients` pool is opened around each turn's loop (``hooks.caller``) and
+closed when that loop's work ends; inside it, every call of one model with the same settings gets the
+same client and so the same connections. The TLS context is built once per process (with httpx's own
+defaults: certifi, ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``) and shared by every client's HTTP pool.
+
+Outside a pool (a model's ``stream`` driven from the user's own loop), a call builds a client of its
+own and closes it when the call ends, as before.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from collections.abc import Callable, Hashable
+from typing import Any
+
+_POOL: contextvars.ContextVar[LoopClients | None] = contextvars.ContextVar("agentctx_loop_clients", default=None)
+
+_TLS_LOCK = threading.Lock()
+_TLS_CONTEXT: Any = None
+
+
+def shared_tls_context() -> Any:
+    """The process's one ``ssl.SSLContext`` for model clients, built on first use with httpx's defaults."""
+    global _TLS_CONTEXT
+    with _TLS_LOCK:
+        if _TLS_CONTEXT is None:
+            import httpx
+
+            _TLS_CONTEXT = httpx.create_ssl_context()
+        return _TLS_CONTEXT
+
+
+class LoopClients:
+    """The clients opened inside one turn's event loop, by what they were built for; closed together."""
+
+    def __init__(self) -> None:
+        self._clients: dict[Hashable, Any] = {}
+        self.built = 0
+        """How many clients this pool built (tests read it: one per model, not one per call)."""
+
+    def get(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        client = self._clients.get(key)
+        if client is None:
+            client = self._clients[key] = build()
+            self.built += 1
+        return client
+
+    async def aclose(self) -> None:
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            try:
+                await client.close()
+            except Exception:  # noqa: BLE001 - a client that fails to close must not hide the turn's result
+                pass
+
+
+def current_pool() -> LoopClients | None:
+    """The pool of the turn running in this context, if any."""
+    return _POOL.get()
+
+
+class open_pool:
+    """``async with open_pool():`` — clients built inside share connections and close at the end."""
+
+    def __init__(self) -> None:
+        self.pool = LoopClients()
+        self._token: contextvars.Token | None = None
+
+    async def __aenter__(self) -> LoopClients:
+        self._token = _POOL.set(self.pool)
+        return self.pool
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if self._token is not None:
+            _POOL.reset(self._token)
+        await self.pool.aclose()
