@@ -108,10 +108,13 @@ def _build() -> dict[str, _Parser]:
         "static document (readable with no kernel or JavaScript), then a one-line summary, the hooks' "
         "console lines and one line per diagnostic. A CTX that names no variable gets a new Context "
         "bound to it; a failed or interrupted turn leaves the context as it was. The default model is "
-        "scripted ('Scripted reply to: TEXT').",
+        "scripted ('Scripted reply to: TEXT'). TEXT may be unquoted (its words joined by one space); "
+        "quote it to keep it exactly as written.",
     )
     p.add_argument("target", metavar="CTX", help="a Context variable, or a new name")
-    p.add_argument("text", metavar="TEXT", nargs="?", help="the user input (in %%%%agentctx run: the cell)")
+    p.add_argument("text", metavar="TEXT", nargs="*",
+                   help="the user input (in %%%%agentctx run: the cell). Quote it to keep it exactly as written; "
+                        "unquoted words are taken whole, joined by one space (a word starting with - needs quotes)")
     p.add_argument("--hooks", metavar="NAME", help="a hook set from %%%%agentctx hooks, or a variable")
     p.add_argument(
         "--model",
@@ -177,6 +180,8 @@ def _build() -> dict[str, _Parser]:
 _PARSERS = _build()
 COMMANDS: tuple[str, ...] = tuple(_PARSERS)
 CELL_COMMANDS = frozenset({"hooks", "run"})
+WORDS_COMMANDS = frozenset({"run"})
+"""Subcommands whose TEXT may be written unquoted: its words are joined with one space."""
 LINE_COMMANDS = frozenset(COMMANDS) - {"hooks"}
 
 
@@ -212,7 +217,9 @@ def parse_magic(line: str, cell: str | None = None) -> ParsedCommand:
         raise MagicError(f"{name} is a line magic: write %agentctx {name} ... without a cell")
     if cell is None and name not in LINE_COMMANDS:
         raise MagicError(f"{name} needs a cell: write %%agentctx {name} {' '.join(rest) or 'NAME'} on its first line")
-    args = parser.parse_args(rest)
+    args = parser.parse_intermixed_args(rest) if name in WORDS_COMMANDS else parser.parse_args(rest)
+    if name in WORDS_COMMANDS:
+        args.text = " ".join(args.text) if args.text else None
     return ParsedCommand(name, args, cell)
 
 

@@ -579,6 +579,24 @@ def _diagnostic_lines(result: Any) -> list[str]:
             for item in getattr(result, "diagnostics", None) or []]
 
 
+def keep_question_marks(lines: list[str]) -> list[str]:
+    """An IPython input transformer: a ``%agentctx`` line ending in ``?`` is the magic's, not a help request.
+
+    IPython reads ``%agentctx run chat how many words?`` as ``words?`` (``Object 'words' not found.``)
+    before any magic sees it; written out as the magic call it is, the question mark stays in the text.
+    ``%agentctx?`` (the magic's own help) is left to IPython."""
+    rewritten = []
+    for line in lines:
+        body = line.rstrip("\r\n")
+        if body.startswith("%agentctx ") and body.rstrip().endswith("?"):
+            line = f"get_ipython().run_line_magic('agentctx', {body[len('%agentctx '):]!r})" + line[len(body):]
+        rewritten.append(line)
+    return rewritten
+
+
 def load_ipython_extension(ipython: Any) -> None:
     """Register ``%agentctx`` / ``%%agentctx`` (called by ``%load_ext agentctx_widgets``)."""
     ipython.register_magics(AgentContextMagics)
+    cleanup = getattr(ipython, "input_transformers_cleanup", None)
+    if isinstance(cleanup, list) and keep_question_marks not in cleanup:
+        cleanup.append(keep_question_marks)

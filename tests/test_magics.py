@@ -77,7 +77,7 @@ def test_help_lists_every_subcommand(ip: Any) -> None:
         "%agentctx usage [--model NAME] [--no-exact] CTX",
         "%%agentctx hooks [--lang {js,python}] NAME",
         "%agentctx run [--hooks NAME] [--model NAME_OR_VAR] [--tools NAMES] [--assistant PATH] [--accept {cui-web,standard}] [--no-stream] [--strict]"
-        " [--result NAME] CTX [TEXT]",
+        " [--result NAME] CTX [TEXT ...]",
         "%agentctx load [--as NAME] PATH",
         "%agentctx replay [--speed X] PATH",
         "%agentctx export [--title TITLE] CTX PATH",
@@ -411,6 +411,31 @@ def test_run_creates_and_binds_a_context_for_a_new_name(ip: Any) -> None:
     # the turn settled into its document (what the cell keeps) and the live view was closed
     assert turn.document.text().splitlines()[1:3] == ["[user] hello there", "[assistant] Scripted reply to: hello there"]
     assert turn.view.comm is None
+
+
+@pytest.mark.parametrize(("source", "text"), [
+    ("%agentctx run chat say hello in five words", "say hello in five words"),
+    ("%agentctx run chat say  hello --no-stream in five words", "say hello in five words"),  # options anywhere
+    ("%agentctx run chat how many words?", "how many words?"),  # IPython would read 'words?' as a help request
+    ('%agentctx run chat "keep  my   spacing?"', "keep  my   spacing?"),
+])
+def test_run_takes_unquoted_text_whole_through_a_real_cell(ip: Any, source: str, text: str) -> None:
+    """Issue 20: unquoted text failed with 'unrecognized arguments', and a text ending in '?' went to
+    IPython's help (Object 'words' not found.). Run as a whole cell, through IPython's input transformers."""
+    with capture_output() as out:
+        ip.run_cell(source)
+    assert out.stderr == "", out.stderr
+    assert ip.user_ns["chat"].at(0) == user_message(text)
+    assert ip.user_ns["chat"].at(1)["content"][0]["text"] == f"Scripted reply to: {text}"
+
+
+def test_the_question_mark_rule_leaves_other_lines_alone() -> None:
+    from agentctx_widgets.magics import keep_question_marks
+
+    lines = ["x = 1\n", "%agentctx?\n", "%agentctx run chat why?\n", "  %agentctx run chat why?\n"]
+    assert keep_question_marks(lines) == [
+        "x = 1\n", "%agentctx?\n", "get_ipython().run_line_magic('agentctx', 'run chat why?')\n",
+        "  %agentctx run chat why?\n"]
 
 
 def test_run_with_hooks_on_an_existing_context(ip: Any) -> None:
