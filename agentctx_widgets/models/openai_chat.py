@@ -32,6 +32,7 @@ from ..context import MessageType, content_indexer
 from .connector import Provider, SdkModel, sdk_arguments
 from .convert import (RequestError, blocks, data_url, image_source, is_image, is_native_tool, joined_text,
                       media_type, numbered, only_text, split_options, tool_result_text, tool_schema)
+from .compat import apply_profile
 from .errors import error_event
 
 _AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
@@ -41,6 +42,7 @@ _ROLE = {MessageType.SYSTEM: "system", MessageType.USER: "user"}
 def build_chat_request(messages: list[dict], *, model: str, options: dict | None = None) -> dict:
     """The Chat Completions request body for ``messages`` (pure)."""
     tools, rest = split_options(options, "build_chat_request", messages)
+    compat = rest.pop("compat", None)  # a server profile (models/compat.py), not a body field
     body: dict[str, Any] = {"model": model, "messages": [m for i, msg in numbered(messages) for m in _messages(i, msg)],
                             "stream": True}
     stream_options = rest.pop("stream_options", None) or {}
@@ -48,7 +50,7 @@ def build_chat_request(messages: list[dict], *, model: str, options: dict | None
     if tools:
         body["tools"] = [_tool(tool) for tool in tools]
     body.update(rest)
-    return body
+    return apply_profile(compat, body)
 
 
 def _messages(index: int, message: dict) -> list[dict]:
