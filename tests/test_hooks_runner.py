@@ -424,3 +424,16 @@ def test_a_view_that_fails_to_settle_is_a_warning_not_a_lost_result():
     with pytest.warns(RuntimeWarning, match="disk full"):
         result = run_turn(Context(), "hi", model=ScriptedModel(["Hello"]), view=BadSettle())
     assert result.ok and result.response["content"] == "Hello"
+
+
+def test_an_empty_reply_is_said_once_with_the_stop_reason_and_commits_nothing_for_it():
+    """Issue 20: an empty reply gave ok=True, committed nothing, and leaked the store's UserWarning."""
+    import warnings
+
+    context = Context()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = run_turn(context, "hi", model=ScriptedModel([""]))
+    assert result.ok and context.messages() == [{"type": 2, "content": [{"type": "text", "text": "hi"}]}]
+    assert [(d["code"], d["where"]) for d in result.diagnostics] == [("empty_reply", "response")]
+    assert result.diagnostics[0]["message"].startswith("the reply is empty (no text, thinking or tool call: the model")

@@ -14,6 +14,8 @@ import copy
 import threading
 
 import pydantic
+import warnings
+
 import pytest
 
 from agentctx_widgets import Context, ScriptedModel, hooks_from_python, run_turn, run_turn_async
@@ -461,9 +463,12 @@ def test_before_removing_the_only_content_leaves_an_empty_response_that_is_dropp
 
     hooks = hooks_from_python(before=lambda ctx, m, r: {"response": {"tool_calls": []}})
     context, model = Context(), ScriptedModel([WEATHER_CALL, "never asked"])
-    with pytest.warns(UserWarning, match=r"dropped an empty message \(type 3\)"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # said as a diagnostic, not as the store's warning
         result = run_turn(context, "hi", hooks=hooks, model=model, tools=[get_weather])
     assert ran == [] and len(model.calls) == 1 and result.ok
+    [empty] = result.diagnostics
+    assert empty["code"] == "empty_reply" and "the Before hook's response left nothing" in empty["message"]
     assert context.messages() == [user("hi")]
     assert result.response["message"] == {"type": 3, "content": []}
 

@@ -733,3 +733,11 @@ def test_a_mistyped_delegate_field_names_the_nested_struct_and_path() -> None:
     assert model.calls == []
     nulls, _, _ = run("x", hooks={"Create": lambda ctx, m, o: {"temperature": None, "delegate": None, "locale": None}})
     assert nulls.ok and nulls.response["create"] == {} and nulls.model_options == [None]
+
+
+def test_an_empty_reply_is_said_once_and_commits_nothing_for_it(recwarn: pytest.WarningsRecorder) -> None:
+    """Issue 20: an empty reply committed nothing, said nothing, and leaked the store's UserWarning."""
+    result, context, _ = run("hello", model=ScriptedModel([""], chunk_size=100))
+    assert [d["code"] for d in result.diagnostics] == ["empty_reply"]
+    assert texts(context.messages()) == [(2, "hello")]
+    assert not [w for w in recwarn if "dropped an empty message" in str(w.message)]

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..context import Context, create_assembler, finalize_usage, usage_add, user_message
+from ..context.validate import has_content
 from ..models import Model, ModelError
 from ..models.answer import call_facts
 from ..models.tools import Tool, as_tools, result_message
@@ -459,7 +460,11 @@ class _Turn:
             self._set_pending(message)
 
         with self._timed("commit"):  # step 5
-            self.context.append(message)
+            if has_content(message):
+                self.context.append(message)
+            else:  # said once, as a diagnostic, instead of the store's warning about a dropped message
+                why = "the Before hook's response left nothing" if rebuilt else _stop_reason(self.result.calls)
+                self.output.report("empty_reply", "response", why=why)
             self._live = None
             self.final_committed = not (self.tools and any(b.get("type") == "toolCall" for b in message["content"]))
             prefix = self._send_response(message, thinking=not before_showed_thinking)
@@ -664,6 +669,12 @@ class _Timer:
 
     def __exit__(self, *exc: Any) -> None:
         self.timings[self.step] = self.timings.get(self.step, 0.0) + time.monotonic() - self.started
+
+
+def _stop_reason(calls: list[dict]) -> str:
+    """How the last model call ended, for the ``empty_reply`` diagnostic."""
+    reason = calls[-1].get("stopReason") if calls else None
+    return f"the model stopped with {reason!r}" if reason else "the model sent no stop reason"
 
 
 def _as_user_message(user_input: Any) -> dict:

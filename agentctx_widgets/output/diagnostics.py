@@ -169,6 +169,12 @@ DIAGNOSTICS: dict[str, tuple[str, str]] = {
         "src/ has both index.ts and index.js: Yao walks them in name order and keeps the last, index.ts",
         "delete the one you do not edit",
     ),
+    # -- the model's answer (both lifecycles)
+    "empty_reply": (
+        "the reply is empty (no text, thinking or tool call: {why}): no assistant message was added",
+        "look at the model's max tokens, stop sequences and content filter, or at what Before returned; "
+        "result.calls[-1] holds what the model reported",
+    ),
     "yao_env_read": (
         "this assistant reads the environment variables {listed}: {effect}",
         "load_assistant(..., env_allow=[...]) fills only the names you list (env_allow=[]: none)",

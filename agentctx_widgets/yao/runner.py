@@ -58,6 +58,7 @@ from ..models import ModelError
 from ..models.answer import call_facts
 from ..models.tools import Tool, as_tools
 from ..output import Output
+from ..context.validate import has_content
 from ..output.diagnostics import diagnostic
 from .chunk_writer import ChunkWriter
 from .binding import current_context, script_api
@@ -471,7 +472,12 @@ class _Request:
         usage = finalize_usage(assembler.usage, messages, message)
         result = self.shared.result
         result.usage = usage if result.usage is None else usage_add(result.usage, usage)
-        self.context.append(message)
+        if has_content(message):
+            self.context.append(message)
+        else:  # said once, as a diagnostic, instead of the store's warning about a dropped message
+            reason = meta.get("stopReason")
+            self.shared.report("empty_reply", "response",
+                               why=f"the model stopped with {reason!r}" if reason else "the model sent no stop reason")
         completion = completion_response(response_of(message, usage), model=meta.get("model", ""),
                                          created=self.shared.now() // 1000, stop_reason=meta.get("stopReason"))
         self.last_completion = completion
