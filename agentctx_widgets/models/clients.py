@@ -23,18 +23,18 @@ from typing import Any
 _POOL: contextvars.ContextVar[LoopClients | None] = contextvars.ContextVar("agentctx_loop_clients", default=None)
 
 _TLS_LOCK = threading.Lock()
-_TLS_CONTEXT: Any = None
+_TLS_CONTEXTS: dict[str, Any] = {}
 
 
-def shared_tls_context() -> Any:
-    """The process's one ``ssl.SSLContext`` for model clients, built on first use with httpx's defaults."""
-    global _TLS_CONTEXT
+def shared_tls_context(http: Any = None) -> Any:
+    """The process's one ``ssl.SSLContext`` for model clients, built on first use with the defaults of the
+    HTTP package ``http`` (httpx, or the SDKs' httpx2: certifi, ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``)."""
+    if http is None:
+        import httpx as http
     with _TLS_LOCK:
-        if _TLS_CONTEXT is None:
-            import httpx
-
-            _TLS_CONTEXT = httpx.create_ssl_context()
-        return _TLS_CONTEXT
+        if http.__name__ not in _TLS_CONTEXTS:
+            _TLS_CONTEXTS[http.__name__] = http.create_ssl_context()
+        return _TLS_CONTEXTS[http.__name__]
 
 
 class LoopClients:

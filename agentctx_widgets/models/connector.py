@@ -12,7 +12,8 @@ every provider:
   built from ``api_key`` / ``base_url`` — or, with neither, from the SDK's own environment variables —
   once per turn (``clients.LoopClients``: an async client is bound to its event loop, and each turn
   runs its own), so the rounds of a tool loop share its connections; its HTTP pool uses the process's
-  one TLS context (``clients.shared_tls_context``). SDK retries are off (``max_retries=0``) so every failure reaches the ``Error`` hook,
+  one TLS context (``clients.shared_tls_context``), and its transport bounds what the server may send
+  (``limits``: bytes per line and per response, decompressed size, ``TIMEOUT_SECONDS``). SDK retries are off (``max_retries=0``) so every failure reaches the ``Error`` hook,
   which decides (seed 000, Pattern 4).
 - The first event is ``start`` with ``model`` (the id this model was given: it comes before any
   chunk that could say what the provider ran), ``provider`` and ``rateLimits`` (``usage_headers`` of
@@ -35,6 +36,7 @@ from .answer import answered_model, same_model
 from .clients import current_pool, shared_tls_context
 from .errors import error_from_sdk
 from .hints import Target, safe_url
+from .limits import bounded_client, default_timeout, http_module
 from .protocol import ModelError
 
 
@@ -175,11 +177,13 @@ class SdkModel:
             kwargs["api_key"] = "missing"  # let the provider answer 401, naming the variable, not fail here
         if self.base_url is not None:
             kwargs["base_url"] = self.base_url
-        if self.timeout is not None:
-            kwargs["timeout"] = self.timeout
-        http_client = getattr(sdk, "DefaultAsyncHttpxClient", None)  # the SDK's own defaults (timeouts, limits)
-        if http_client is not None:
-            kwargs["http_client"] = http_client(verify=shared_tls_context())
+        if getattr(sdk, "DefaultAsyncHttpxClient", None) is None:  # an SDK without one: its own defaults
+            if self.timeout is not None:
+                kwargs["timeout"] = self.timeout
+        else:  # the SDK's default HTTP client (redirects, headers) with our caps, timeout and TLS context
+            kwargs["timeout"] = self.timeout if self.timeout is not None else default_timeout(http_module(sdk))
+            kwargs["http_client"] = bounded_client(sdk, self.provider.name, shared_tls_context(http_module(sdk)),
+                                                   kwargs["timeout"])
         return getattr(sdk, self.provider.client_class)(**kwargs)
 
     def _pool_key(self) -> tuple:

@@ -37,6 +37,7 @@ CODES: dict[str, str] = {
     "CONNECTION": "the connection failed or dropped before the response was complete",
     "BAD_STREAM": "the event stream was not what the provider's API documents",
     "INCOMPLETE": "the stream ended before the provider said the response was complete",
+    "RESPONSE_TOO_LARGE": "the server sent more than models.limits allows (a line or a whole response)",
     "REFUSED": "the response failed (Responses API status 'failed') for a policy or unknown reason",
     "MAX_TOOL_ROUNDS": "the model still called tools after run_turn's max_tool_rounds rounds",
     "REPLAY_MISS": "a ReplayModel without a model was sent a request its recording file does not hold",
@@ -211,6 +212,8 @@ def error_from_sdk(failure: BaseException, *, provider: str, key_source: str | N
     """Any exception from an official SDK (or httpx beneath it) → ``ModelError``."""
     if isinstance(failure, ModelError):
         return failure
+    if isinstance(failure.__cause__, ModelError):  # raised beneath the SDK (models.limits), which wrapped it
+        return failure.__cause__
     status = getattr(failure, "status_code", None)
     response = getattr(failure, "response", None)
     if target is not None:

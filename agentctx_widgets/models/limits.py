@@ -1,0 +1,152 @@
+"""Bounds on what a model server may send: bytes per line, bytes per response, decompressed size, time.
+
+Why: a model server is input from outside. Without bounds, an endless ``data:`` line with no newline
+took 3.6 GB before a ``MemoryError``, a gzip bomb 3.8 GB, and a server that never answers held a turn
+for the SDK's 600 s. The SDKs read the body through httpx, so the bounds sit in the one place every
+byte passes: the HTTP transport of the client ``SdkModel`` builds (``BoundedTransport``). It asks for
+an uncompressed body (``Accept-Encoding: identity``), decompresses one a server compresses anyway by
+itself with a cap on the output, and counts bytes as they arrive: a line longer than
+:data:`MAX_LINE_BYTES` or a response longer than :data:`MAX_RESPONSE_BYTES` ends the call with a
+``ModelError`` (code ``RESPONSE_TOO_LARGE``) naming the cap and the URL, having held at most one
+network chunk more than the cap. :data:`DEFAULT_TIMEOUT` is ours, not the SDK's 600 s: settable per
+model with ``timeout=`` (seconds or an ``httpx.Timeout``).
+
+The SDKs bring their own HTTP package (``openai`` and ``anthropic`` today use ``httpx2``, a fork of
+httpx that refuses httpx's objects), so the transport, the timeout and the limits are built from the
+module the SDK's client class comes from (:func:`http_module`). A client passed as ``client=`` is the
+user's and keeps its own transport and timeouts.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import zlib
+from collections.abc import AsyncIterator
+from types import ModuleType
+from typing import Any
+
+from .hints import safe_url
+from .protocol import ModelError
+
+MAX_LINE_BYTES = 16 * 1024 * 1024
+"""The longest run of bytes without a newline a response may hold (an SSE line; a JSON body's line)."""
+
+MAX_RESPONSE_BYTES = 256 * 1024 * 1024
+"""The most bytes one response may hold, after decompression (a long reply is a few MB)."""
+
+TIMEOUT_SECONDS = {"connect": 10.0, "read": 300.0, "write": 60.0, "pool": 30.0}
+"""Our default timeout: connect within 10 s; at most 300 s between two pieces of the response (a slow
+model's first token on a CPU included); 60 s to send the request; 30 s waiting for a free connection."""
+
+CONNECTIONS = {"max_connections": 1000, "max_keepalive_connections": 100}
+"""The pool of one client (the SDKs' own figures)."""
+
+_DECODERS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+
+
+def http_module(sdk: ModuleType) -> ModuleType:
+    """The HTTP package (``httpx`` or ``httpx2``) whose ``AsyncClient`` the SDK's default client extends."""
+    client = getattr(sdk, "DefaultAsyncHttpxClient")
+    base = next(c for c in client.__mro__ if c.__name__ == "AsyncClient")
+    return importlib.import_module(base.__module__.split(".")[0])
+
+
+def default_timeout(http: ModuleType) -> Any:
+    """:data:`TIMEOUT_SECONDS` as ``http.Timeout``."""
+    return http.Timeout(**TIMEOUT_SECONDS)
+
+
+def bounded_client(sdk: ModuleType, provider: str, tls: Any, timeout: Any) -> Any:
+    """The SDK's default async HTTP client, with our transport (the caps) and the shared TLS context."""
+    http = http_module(sdk)
+    transport = _classes(http)[1](provider, verify=tls, limits=http.Limits(**CONNECTIONS))
+    return sdk.DefaultAsyncHttpxClient(transport=transport, timeout=timeout)
+
+
+@functools.cache
+def _classes(http: ModuleType) -> tuple[type, type]:
+    """:class:`BoundedBody` and :class:`BoundedTransport` for one HTTP package."""
+
+    class BoundedBody(http.AsyncByteStream):
+        """A response body that raises once it passes the caps (and decompresses within them)."""
+
+        def __init__(self, inner: Any, url: str, encoding: str | None, provider: str) -> None:
+            self._inner = inner
+            self._url = url
+            self._provider = provider
+            self._total = 0
+            self._line = 0
+            self._decoder = zlib.decompressobj(_DECODERS[encoding]) if encoding else None
+
+        def _fail(self, what: str) -> ModelError:
+            return ModelError(f"{self._provider}: the server's response {what} (POST {self._url}); the call was "
+                              "stopped and nothing of it was kept", code="RESPONSE_TOO_LARGE",
+                              provider=self._provider, url=self._url)
+
+        def _count(self, data: bytes) -> bytes:
+            self._total += len(data)
+            if self._total > MAX_RESPONSE_BYTES:
+                raise self._fail(f"passed {MAX_RESPONSE_BYTES // 2**20} MiB (models.limits.MAX_RESPONSE_BYTES)")
+            newline = data.rfind(b"\n")
+            self._line = len(data) - newline - 1 if newline >= 0 else self._line + len(data)
+            if self._line > MAX_LINE_BYTES:
+                raise self._fail(f"has a line over {MAX_LINE_BYTES // 2**20} MiB without a newline "
+                                 "(models.limits.MAX_LINE_BYTES)")
+            return data
+
+        def _inflate(self, data: bytes) -> list[bytes]:
+            """Decompress ``data`` in pieces no bigger than what is left under the cap: a bomb never lands."""
+            pieces = []
+            while data:
+                room = MAX_RESPONSE_BYTES - self._total + 1
+                try:
+                    piece = self._decoder.decompress(data, min(room, 1024 * 1024))
+                except zlib.error as error:
+                    raise ModelError(f"{self._provider}: the server's compressed response is corrupt ({error}; "
+                                     f"POST {self._url})", code="BAD_STREAM", provider=self._provider,
+                                     url=self._url) from None
+                pieces.append(self._count(piece))
+                data = self._decoder.unconsumed_tail
+            return pieces
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            async for data in self._inner:
+                if self._decoder is None:
+                    yield self._count(data)
+                else:
+                    for piece in self._inflate(data):
+                        if piece:
+                            yield piece
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    class BoundedTransport(http.AsyncBaseTransport):
+        """The HTTP package's own transport, every response body read through ``BoundedBody``."""
+
+        def __init__(self, provider: str, **transport_options: Any) -> None:
+            self._inner = http.AsyncHTTPTransport(**transport_options)
+            self._provider = provider
+
+        async def handle_async_request(self, request: Any) -> Any:
+            request.headers["accept-encoding"] = "identity"
+            response = await self._inner.handle_async_request(request)
+            url = safe_url(str(request.url)) or ""
+            encoding = (response.headers.get("content-encoding") or "").strip().lower() or None
+            if encoding == "identity":
+                encoding = None
+            if encoding is not None and encoding not in _DECODERS:
+                await response.aclose()
+                raise ModelError(f"{self._provider}: the server compressed its response as {encoding!r}, which is "
+                                 f"not read here (POST {url}); it was asked for an uncompressed one",
+                                 code="BAD_STREAM", provider=self._provider, url=url)
+            headers = [(k, v) for k, v in response.headers.multi_items()
+                       if encoding is None or k.lower() not in ("content-encoding", "content-length")]
+            body = BoundedBody(response.stream, url, encoding, self._provider)
+            return http.Response(response.status_code, headers=headers, stream=body, extensions=response.extensions)
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return BoundedBody, BoundedTransport
