@@ -130,3 +130,26 @@ def test_the_default_timeout_is_ours_and_documented() -> None:
     timeout = client.timeout
     assert (timeout.connect, timeout.read, timeout.write, timeout.pool) == (10.0, 300.0, 60.0, 30.0)
     assert limits.TIMEOUT_SECONDS == {"connect": 10.0, "read": 300.0, "write": 60.0, "pool": 30.0}
+
+
+def test_more_tool_calls_than_the_cap_end_the_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(limits, "MAX_TOOL_CALLS", 3)
+    ran: list[str] = []
+
+    def f() -> str:
+        ran.append("f")
+        return "ok"
+
+    def call(index: int) -> bytes:
+        delta = {"tool_calls": [{"index": index, "id": f"call_{index}", "type": "function",
+                                 "function": {"name": "f", "arguments": "{}"}}]}
+        payload = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+        return b"data: " + orjson.dumps(payload) + b"\n\n"
+
+    with WireServer(Reply(body=[call(i) for i in range(10)] + [finished()])) as server:
+        context = Context()
+        result = run_unchecked(context, "hi", model=OpenAIChatModel("m", base_url=server.url, api_key="k"), tools=[f])
+    assert result.error["code"] == "RESPONSE_TOO_LARGE"
+    assert "started more than 3 tool calls (models.limits.MAX_TOOL_CALLS)" in result.error["message"]
+    assert ran == [] and [m["type"] for m in context.messages()] == [2]

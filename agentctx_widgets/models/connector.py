@@ -36,6 +36,7 @@ from .answer import answered_model, same_model
 from .clients import current_pool, shared_tls_context
 from .errors import error_from_sdk
 from .hints import Target, safe_url
+from . import limits
 from .limits import bounded_client, default_timeout, http_module
 from .protocol import ModelError
 
@@ -225,7 +226,7 @@ class SdkModel:
             if inspect.isawaitable(stream):  # the Anthropic SDK's async parse() is a coroutine
                 stream = await stream
             yield self._start(raw)
-            answer = _Answer(self.model)
+            answer = _Answer(self.model, self.provider.name)
             async for chunk in stream:
                 for event in translator.feed(answer.read(_as_dict(chunk))):
                     yield answer.mark(event)
@@ -254,7 +255,7 @@ class SdkModel:
             raw = self.provider.open(client, request)
             stream = raw.parse()
             yield self._start(raw)
-            answer = _Answer(self.model)
+            answer = _Answer(self.model, self.provider.name)
             for chunk in stream:
                 yield from map(answer.mark, translator.feed(answer.read(_as_dict(chunk))))
             yield from map(answer.mark, translator.finish())
@@ -287,13 +288,16 @@ class SdkModel:
 
 
 class _Answer:
-    """The model the server said answered (every API names it in its first chunk), put on the ``done``
-    event as ``responseModel`` when it is not the one asked for (see :mod:`.answer`)."""
+    """What one response says beyond its events: the model the server said answered (every API names it
+    in its first chunk), put on the ``done`` event as ``responseModel`` when it is not the one asked for
+    (see :mod:`.answer`); and how many tool calls it started, refused past ``limits.MAX_TOOL_CALLS``."""
 
-    def __init__(self, requested: str) -> None:
+    def __init__(self, requested: str, provider: str = "") -> None:
         self.requested = requested
+        self.provider = provider
         self.model: str | None = None
         self._first = True
+        self._tool_calls = 0
 
     def read(self, chunk: dict) -> dict:
         if self._first:
@@ -302,6 +306,12 @@ class _Answer:
         return chunk
 
     def mark(self, event: dict) -> dict:
+        if event.get("type") == "tool_call_start":
+            self._tool_calls += 1
+            if self._tool_calls > limits.MAX_TOOL_CALLS:
+                raise ModelError(f"{self.provider}: the server's response started more than {limits.MAX_TOOL_CALLS} "
+                                 "tool calls (models.limits.MAX_TOOL_CALLS); the call was stopped and nothing of it "
+                                 "was kept", code="RESPONSE_TOO_LARGE", provider=self.provider)
         if event.get("type") == "done" and self.model is not None and not same_model(self.requested, self.model):
             return {**event, "responseModel": self.model}
         return event

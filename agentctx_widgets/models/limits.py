@@ -35,6 +35,10 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 MAX_RESPONSE_BYTES = 256 * 1024 * 1024
 """The most bytes one response may hold, after decompression (a long reply is a few MB)."""
 
+MAX_TOOL_CALLS = 128
+"""The most tool calls one response may start (OpenAI takes at most 128 tools in a request; 100,000
+distinct calls took 85 MB in the translator alone, and each would run)."""
+
 TIMEOUT_SECONDS = {"connect": 10.0, "read": 300.0, "write": 60.0, "pool": 30.0}
 """Our default timeout: connect within 10 s; at most 300 s between two pieces of the response (a slow
 model's first token on a CPU included); 60 s to send the request; 30 s waiting for a free connection."""
