@@ -482,8 +482,10 @@ def test_llama_server_usage_chunk_is_the_provider_usage_and_carries_timings():
         result = run(Context(), "hi", model=model_on(server))
     assert result.error is None and result.response["content"] == "It is 18 C and cloudy in Paris."
     assert (result.usage["inputTokens"], result.usage["outputTokens"], result.usage["source"]) == (35, 9, "provider")
-    # the chunk's timings (prompt/predicted ms and tokens per second) are not kept yet: docs/servers.md
-    assert "timings" not in result.usage and "timings" not in result.response.get("usage", {})
+    # the chunk's timings are the server's own figures, kept on the call's record (docs/servers.md)
+    [call] = result.calls
+    assert call["serverTimings"]["prompt_n"] == 35 and call["serverTimings"]["predicted_per_second"] == 186.7
+    assert "timings" not in result.usage
 
 
 def test_llama_server_tool_round_trip_with_content_null_first_delta():

@@ -24,8 +24,10 @@ _SNAPSHOT = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{4}|:latest)$")
 
 def call_facts(done: dict) -> dict:
     """What a model call's record (``result.calls[i]``) keeps of its ``done`` event: ``stopReason``,
-    ``truncated: True`` when a token limit cut the reply, ``responseModel`` when another model answered."""
-    facts = {key: done[key] for key in ("stopReason", "responseModel") if done.get(key)}
+    ``truncated: True`` when a token limit cut the reply, ``responseModel`` when another model answered,
+    ``serverTimings`` when the server timed its own work (llama-server: prompt and predicted tokens, ms,
+    tokens per second)."""
+    facts = {key: done[key] for key in ("stopReason", "responseModel", "serverTimings") if done.get(key)}
     if is_truncated(done.get("stopReason")):
         facts["truncated"] = True
     return facts

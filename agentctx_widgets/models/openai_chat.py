@@ -12,7 +12,7 @@ Two pure halves and a thin class:
   ``content`` a text block; ``refusal`` a text block of its own (the refusal is what the model said);
   ``tool_calls`` deltas, keyed by their ``index`` and split across any number of chunks, become
   ``tool_call_*`` events (Gemini's endpoint sends whole calls without ``index``: keyed by ``id``).
-  ``done`` carries the usage chunk and ``stopReason`` (``finish_reason`` as sent: Gemini says
+  ``done`` carries the usage chunk, llama-server's ``timings`` as ``serverTimings``, and ``stopReason`` (``finish_reason`` as sent: Gemini says
   ``"stop"`` after tool calls).
 - :class:`OpenAIChatModel` — the SDK connector (see :mod:`.connector`). Options the SDK's
   ``create`` does not name (vLLM's ``top_k``, ``chat_template_kwargs``) are sent through its
@@ -128,6 +128,7 @@ class ChatTranslator:
         self._by_id: dict[str, Any] = {}
         self._last_call: Any = None
         self._usage: Any = None
+        self._timings: dict | None = None
         self._finish: str | None = None
         self._ended = False
 
@@ -140,6 +141,8 @@ class ChatTranslator:
         events: list[dict] = []
         if chunk.get("usage"):
             self._usage = chunk["usage"]
+        if isinstance(chunk.get("timings"), dict):  # llama-server's own figures (result_timings::to_json)
+            self._timings = chunk["timings"]
         for choice in chunk.get("choices") or []:
             if choice.get("index", 0) != 0:
                 continue  # n > 1: only the first choice is assembled
@@ -172,6 +175,8 @@ class ChatTranslator:
         done: dict[str, Any] = {"type": "done", "stopReason": self._finish}
         if self._usage is not None:
             done["usage"] = self._usage
+        if self._timings is not None:
+            done["serverTimings"] = self._timings
         events.append(done)
         return events
 
