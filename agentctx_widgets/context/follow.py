@@ -41,6 +41,13 @@ __all__ = ["SessionFollower", "check_followable", "diagnostic"]
 READ_CHUNK = 1 << 20
 """Bytes read per step: a large file is taken in steps of this, never whole."""
 
+POLL_BYTES = 8 << 20
+"""Bytes one ``poll()`` reads at most; ``behind`` says more is waiting (the watcher polls again at once),
+so what a big append holds is applied and reported as it goes, not after the whole of it."""
+
+BAD_LINES_PER_POLL = 20
+"""Bad lines one poll reports one by one; past that it counts them in one ``watch_bad_lines`` item."""
+
 _HEAD_BYTES = 256  # the first bytes of the file, and the last ones before the read position, are
 _TAIL_BYTES = 64  # compared at every poll to notice a file rewritten in place past where it was read
 
@@ -77,6 +84,12 @@ class SessionFollower:
         self._tail = b""
         self._seen_file = False  # a file was followed before (so the next one is a restart)
         self._reported: set[str] = set()  # path-level problems reported while they last
+        self.bad_lines = 0
+        """Every bad line met since the follower started (restarts included)."""
+        self.behind = False
+        """The last poll stopped at ``POLL_BYTES`` with more of the file to read."""
+        self._bad_in_poll = 0
+        self._unlisted: list[int] = []  # [count, first line, last line] of this poll's bad lines not listed
 
     @property
     def partial_bytes(self) -> int:
@@ -92,8 +105,23 @@ class SessionFollower:
     # ------------------------------------------------------------------ polling
 
     def poll(self) -> list[dict[str, str]]:
-        """Apply what the file gained since the last poll; returns this poll's diagnostics."""
+        """Apply what the file gained since the last poll (at most ``POLL_BYTES`` of it); returns this
+        poll's diagnostics: at most ``BAD_LINES_PER_POLL`` bad lines one by one, the rest counted."""
         found: list[dict[str, str]] = []
+        self.behind = False
+        self._bad_in_poll = 0
+        self._unlisted = []
+        try:
+            self._poll(found)
+        finally:
+            if self._unlisted:
+                count, first, last = self._unlisted
+                found.append(diagnostic(
+                    "watch_bad_lines", f"{self.path}: {count} more bad lines skipped (lines {first}–{last})",
+                    f"{self.path}:{first}", "the writer should write one JSON message or record per line"))
+        return [item for item in found if item]
+
+    def _poll(self, found: list) -> None:
         try:
             info = os.stat(self.path)
         except FileNotFoundError:
@@ -102,24 +130,23 @@ class SessionFollower:
                 found.append(self._once("removed", diagnostic(
                     "watch_removed", f"{self.path} was removed; showing what it held until a new file appears",
                     str(self.path), "the view restarts from the new file's first line once it is created")))
-            return [item for item in found if item]
+            return
         if not stat.S_ISREG(info.st_mode):
             found.append(self._once("kind", diagnostic(
                 "watch_unreadable", str(_refusal("watch", self.path, info.st_mode)), str(self.path),
                 "watch a session file (.jsonl) that Context.save or another writer appends to")))
-            return [item for item in found if item]
+            return
         self._reported.discard("kind")
         if self._fd is not None and (info.st_dev, info.st_ino) != self._identity:
             self.close()
         if self._fd is None and not self._open(info, found):
-            return [item for item in found if item]
+            return
         self._reported.discard("removed")
         size = os.fstat(self._fd).st_size
         reason = self._restart_reason(size)
         if reason is not None:
             self._restart(reason, found)
         self._read_to(size, found)
-        return [item for item in found if item]
 
     def _once(self, key: str, item: dict[str, str]) -> dict[str, str] | None:
         """``item`` the first time ``key``'s problem is seen (until it clears), else None."""
@@ -176,7 +203,12 @@ class SessionFollower:
     # ------------------------------------------------------------------ lines
 
     def _read_to(self, size: int, found: list) -> None:
+        budget = POLL_BYTES
         while self._position < size:
+            if budget <= 0:
+                self.behind = True
+                return
+            budget -= min(READ_CHUNK, size - self._position)
             data = self._pread(min(READ_CHUNK, size - self._position), self._position)
             if not data:
                 break  # cut short between the fstat and the read: the next poll restarts
@@ -203,11 +235,27 @@ class SessionFollower:
         if not self._skipping:
             self._partial += data[start:]
             if len(self._partial) > MAX_LINE_BYTES:
-                found.append(self._bad(self.lines_read + 1, f"is longer than {MAX_LINE_BYTES} bytes (MAX_LINE_BYTES)"))
+                self._report_bad(found, self.lines_read + 1, f"is longer than {MAX_LINE_BYTES} bytes (MAX_LINE_BYTES)")
                 self._partial = bytearray()
                 self._skipping = True
 
-    def _bad(self, number: int, reason: str) -> dict[str, str]:
+    def _report_bad(self, found: list, number: int, reason: str) -> None:
+        item = self._bad(number, reason)
+        if item is not None:
+            found.append(item)
+
+    def _bad(self, number: int, reason: str) -> dict[str, str] | None:
+        """The diagnostic of bad line ``number`` — or None past ``BAD_LINES_PER_POLL`` in this poll, where it
+        is only counted (memory stays bounded however many bad lines a read holds)."""
+        self.bad_lines += 1
+        self._bad_in_poll += 1
+        if self._bad_in_poll > BAD_LINES_PER_POLL:
+            if self._unlisted:
+                self._unlisted[0] += 1
+                self._unlisted[2] = number
+            else:
+                self._unlisted = [1, number, number]
+            return None
         return diagnostic("watch_bad_line", f"{self.path} line {number} {reason}; skipped",
                           f"{self.path}:{number}", "the writer should write one JSON message or record per line")
 
@@ -218,17 +266,17 @@ class SessionFollower:
         try:
             line = _decode(raw)
         except _Refused as refused:
-            found.append(self._bad(number, str(refused)))
+            self._report_bad(found, number, str(refused))
             return
         except orjson.JSONDecodeError:
-            found.append(self._bad(number, "is not valid JSON"))
+            self._report_bad(found, number, "is not valid JSON")
             return
         try:
             problem = self._apply(line, number)
         except (TypeError, ValueError, IndexError) as error:
             problem = f"cannot be applied ({error})"
         if problem is not None:
-            found.append(self._bad(number, problem))
+            self._report_bad(found, number, problem)
 
     def _apply(self, line: Any, number: int) -> str | None:
         """Apply one decoded line to the Context; a reason when it is unusable (nothing changed then)."""

@@ -78,8 +78,8 @@ class Watcher:
         self.view = view
         self.polls = 0
         """Polls completed (tests wait on it: "the watcher has looked at the file since")."""
-        self.bad_lines = 0
-        """Every bad line reported so far (``errors`` keeps the first ``MAX_ERRORS``)."""
+        self.error: str | None = None
+        """Why the polling thread stopped on its own (``alive`` is then False; the view says it too)."""
         self._errors: list[dict[str, str]] = []
         self._shown: collections.deque = collections.deque(maxlen=MAX_DIAGNOSTICS - 1)
         self._shown_total = 0
@@ -115,6 +115,11 @@ class Watcher:
     def header(self) -> dict[str, Any] | None:
         """The followed file's header line (``{"type": "context", "id", "name", "version"}``), if any."""
         return self._follower.header
+
+    @property
+    def bad_lines(self) -> int:
+        """Every bad line met so far, listed or only counted (``errors`` keeps the first ``MAX_ERRORS``)."""
+        return self._follower.bad_lines
 
     @property
     def errors(self) -> list[dict[str, str]]:
@@ -153,7 +158,7 @@ class Watcher:
         return self
 
     def __repr__(self) -> str:
-        state = "following" if self.alive else "stopped"
+        state = "following" if self.alive else f"stopped ({self.error})" if self.error else "stopped"
         return f"Watcher({str(self.path)!r}, {state}, lines_read={self.lines_read}, errors={self.bad_lines})"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
@@ -173,8 +178,17 @@ class Watcher:
                     break  # the view was closed before the observer was in place
                 self._poll()
                 self.polls += 1
+                if self._follower.behind:
+                    continue  # a big append: read on at once, reporting as it goes
                 due = max(due + self.interval, time.monotonic())  # a steady cadence; a slow poll is not made up
                 self._stop.wait(due - time.monotonic())
+        except BaseException as error:  # noqa: BLE001 - a watcher that dies says so, on the object and in the view
+            self.error = f"{type(error).__name__}: {error}"
+            try:
+                self._report([diagnostic("watch_died", f"the watcher of {self.path} stopped: {self.error}",
+                                         str(self.path), "watch(path) again to follow the file from its start")])
+            except BaseException:  # noqa: BLE001 - nothing more can be said; .error and .alive still tell
+                pass
         finally:
             self._follower.close()
             self._finished.set()
@@ -196,10 +210,8 @@ class Watcher:
     def _report(self, found: list[dict[str, str]]) -> None:
         with self._lock:
             for item in found:
-                if item["code"] == "watch_bad_line":
-                    self.bad_lines += 1
-                    if len(self._errors) < MAX_ERRORS:
-                        self._errors.append(item)
+                if item["code"] in ("watch_bad_line", "watch_bad_lines") and len(self._errors) < MAX_ERRORS:
+                    self._errors.append(item)
                 self._shown.append(item)
                 self._shown_total += 1
             shown = list(self._shown)
