@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import warnings
 from pathlib import Path
+
+from .context.safe_write import UnsafeFileError, write_atomic
 
 _SHOWN_SKIPS = 3
 
@@ -92,12 +93,11 @@ def _export(args: argparse.Namespace) -> int:
     if target.is_dir():
         raise _Fail(f"{target}: is a directory; give a file name with -o")
     data = page.encode("utf-8")
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        temporary.write_bytes(data)
-        os.replace(temporary, target)
+    try:  # a mkstemp file beside it, then a rename; never through a symlink (context/safe_write.py)
+        write_atomic(target, data, "export")
+    except UnsafeFileError as exc:
+        raise _Fail(str(exc).removeprefix("export: ")) from None
     except OSError as exc:
-        temporary.unlink(missing_ok=True)
         raise _Fail(f"{target}: cannot write ({exc.strerror or exc})") from None
     print(f"wrote {target} ({len(context):,} entries, {len(data) / 1024:,.0f} KB)")
     return 0

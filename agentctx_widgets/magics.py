@@ -34,6 +34,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
 from ._magic_args import MagicError, command_help, overview, parse_magic
+from .context.safe_write import UnsafeFileError, write_atomic
 from .context.types import MessageType
 from .hooks.base import HOOK_NAMES
 
@@ -400,8 +401,10 @@ class AgentContextMagics(Magics):
             raise MagicError(f"export: {args.path!r} is a directory; give the .html file to write")
         outputs = self._outputs_of(context)
         page = to_html(context, outputs or None, title=args.title or getattr(context, "name", None) or title)
-        try:
-            target.write_text(page, encoding="utf-8")
+        try:  # a mkstemp file beside it, then a rename; never through a symlink (context/safe_write.py)
+            write_atomic(target, page.encode("utf-8"), "export")
+        except UnsafeFileError as error:
+            raise MagicError(str(error)) from None
         except OSError as error:
             raise MagicError(f"export: cannot write {args.path!r}: {error.strerror or error}") from None
         count = len(context)

@@ -675,3 +675,17 @@ def test_html_imports_only_context_and_output():
             "print(','.join(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_export_never_writes_through_a_symlink(session, tmp_path):
+    """Issue 21: run as root, an export through a symlink overwrote the file it pointed to."""
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me")
+    link = tmp_path / "out.html"
+    link.symlink_to(precious)
+    done = run_cli("export", str(session), "-o", str(link))
+    assert done.returncode == 2
+    assert done.stderr == (f"agentctx: export: {link} is a symlink ('{precious}'); refusing to write through it "
+                           "(write to the file itself)\n".replace("('", "(to '"))
+    assert precious.read_text() == "keep me" and link.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []  # no temporary left

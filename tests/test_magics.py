@@ -620,6 +620,16 @@ def test_export_writes_a_standalone_page_and_errors_are_one_line(ip: Any, tmp_pa
     assert_error(out, "export: no variable or file named 'nope'")
 
 
+def test_export_refuses_to_write_through_a_symlink(ip: Any, tmp_path: Path) -> None:
+    ip.user_ns["demo"] = sample_context()
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me")
+    (tmp_path / "out.html").symlink_to(precious)
+    _, out = line(ip, f"export demo {tmp_path / 'out.html'}")
+    assert_error(out, "export: ", "is a symlink", "refusing to write through it")
+    assert precious.read_text() == "keep me"
+
+
 def test_export_holds_the_output_messages_the_turns_showed(ip: Any, tmp_path: Path) -> None:
     """Issue 18 §7: ``%agentctx export`` left out the output messages the view and the document showed."""
     cell(ip, "hooks status", 'function Create(ctx, messages) {\n  ctx.Send({type: "text", props: {content: "Step one done"}, id: "s1"});\n}')
