@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from ..context.safe_write import UnsafeFileError, read_regular
 from ..hooks.errors import HookError, HookLoadError, HookReturnError, HookTimeoutError
 from ..hooks.hook_context import HookContext
 from ..hooks.js_hooks import JsHooks
@@ -130,18 +131,44 @@ class _Layout:
         return {"entry": entry, "files": files, "processes": processes}
 
 
+MAX_SOURCE_BYTES = 1024 * 1024
+"""The largest ``src/`` module read (a hook script is a few KB; the package's own files have this cap too)."""
+
+MAX_SOURCES = 1000
+"""The most ``.ts`` / ``.js`` modules ``src/`` may hold, and ``MAX_SOURCES_BYTES`` their total."""
+
+MAX_SOURCES_BYTES = 16 * 1024 * 1024
+
+
 def _read_sources(src_dir: Path) -> dict[str, str]:
-    """Every ``.ts`` / ``.js`` file under ``src_dir`` (not ``.d.ts``), by its path relative to it."""
+    """Every ``.ts`` / ``.js`` file under ``src_dir`` (not ``.d.ts``), by its path relative to it: regular
+    files only (a FIFO or ``/dev/zero`` is refused before it is opened), each at most ``MAX_SOURCE_BYTES``,
+    at most ``MAX_SOURCES`` of them and ``MAX_SOURCES_BYTES`` together."""
     sources: dict[str, str] = {}
     root = src_dir.resolve()
+    total = 0
     for path in sorted(src_dir.rglob("*")):
-        if path.suffix not in MODULE_SUFFIXES or path.name.endswith(".d.ts") or not path.is_file():
+        if path.suffix not in MODULE_SUFFIXES or path.name.endswith(".d.ts"):
             continue
         relative = path.relative_to(src_dir).as_posix()
         if not path.resolve().is_relative_to(root):
             continue  # a symlink out of src/: not a module of this assistant (an import of it is refused)
+        if path.is_dir():
+            continue
+        if len(sources) >= MAX_SOURCES:
+            raise TypeScriptLoadError(f"src/ holds more than {MAX_SOURCES} modules (MAX_SOURCES)",
+                                      file=f"{src_dir.name}/{relative}")
         try:
-            text = path.read_text(encoding="utf-8")
+            data = read_regular(path, "assistant module", MAX_SOURCE_BYTES)
+        except UnsafeFileError as error:
+            raise TypeScriptLoadError(str(error).removeprefix("assistant module: "),
+                                      file=f"{src_dir.name}/{relative}") from None
+        total += len(data)
+        if total > MAX_SOURCES_BYTES:
+            raise TypeScriptLoadError(f"src/'s modules pass {MAX_SOURCES_BYTES} bytes together (MAX_SOURCES_BYTES)",
+                                      file=f"{src_dir.name}/{relative}")
+        try:
+            text = data.decode("utf-8")
         except UnicodeDecodeError as error:
             raise TypeScriptLoadError(f"is not UTF-8 text ({error.reason} at byte {error.start})",
                                       file=f"{src_dir.name}/{relative}") from error
