@@ -224,7 +224,9 @@ EXECUTE_RENDERERS: dict[str, Renderer] = {kind: _execute(kind) for kind in ef.EX
 
 
 def format_duration(ms: float) -> str:
-    """``850 ms``, ``1.5 s``, ``2m 05s`` (the live view's ``formatDuration``)."""
+    """``<1 ms``, ``850 ms``, ``1.5 s``, ``2m 05s``, never ``0 ms`` (the live view's ``formatDuration``)."""
+    if ms < 0.5:
+        return "<1 ms"
     if ms < 1000:
         return f"{round(ms)} ms"
     if ms < 60000:
@@ -237,10 +239,15 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value and value >= 0
 
 
+def _measured(value: Any) -> bool:
+    """A measured duration: a number above 0 (0 is "no time measured": a replay, a ``Send``)."""
+    return _number(value) and value > 0 and value != float("inf")
+
+
 def message_duration(metadata: Any) -> float | None:
-    """``duration_ms`` when it is a non-negative number and the message was more than one chunk (or the
-    count is unknown): a ``Send`` ends as it starts (``messageDuration`` in the live view)."""
-    if not isinstance(metadata, dict) or not _number(metadata.get("duration_ms")):
+    """``duration_ms`` when it is a measured time (above 0) and the message was more than one chunk (or the
+    count is unknown): a ``Send`` ends as it starts (``messageDuration`` in the live view); else None."""
+    if not isinstance(metadata, dict) or not _measured(metadata.get("duration_ms")):
         return None
     chunks = metadata.get("chunk_count")
     if _number(chunks) and chunks <= 1:
@@ -271,7 +278,7 @@ def _group_title(group_id: str, block: Any) -> str:
     if text("status") and block["status"] != "completed":
         parts.append(f'<span class="actxd-block-status">{esc(block["status"])}</span>')
     ms = block.get("duration_ms")
-    if _number(ms) and ms > 0:
+    if _measured(ms):
         parts.append(f'<span class="actxd-duration" data-testid="actx-block-duration">{esc(format_duration(ms))}</span>')
     return f'<div class="actxd-group-title actxd-block-title">{"".join(parts)}</div>'
 

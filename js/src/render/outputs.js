@@ -175,20 +175,24 @@ export class OutputList {
   }
 }
 
+/** A measured duration: a finite number above 0 (0 is "no time measured": a replay, a Send). @param {unknown} ms */
+const measured = (ms) => typeof ms === "number" && Number.isFinite(ms) && ms > 0;
+
 /**
- * The duration to show for a message: `duration_ms` when it is a non-negative number and the message was
- * more than one chunk (or the count is not known); else null.
+ * The duration to show for a message: `duration_ms` when it is a measured time (above 0) and the message
+ * was more than one chunk (or the count is not known); else null (no chip).
  * @param {any} metadata
  */
 export function messageDuration(metadata) {
   const ms = metadata?.duration_ms;
   const chunks = metadata?.chunk_count;
-  if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0) return null;
+  if (!measured(ms)) return null;
   return typeof chunks === "number" && chunks <= 1 ? null : ms;
 }
 
-/** `850 ms`, `1.5 s`, `2m 05s`. @param {number} ms */
+/** `<1 ms`, `850 ms`, `1.5 s`, `2m 05s` (never `0 ms`). @param {number} ms */
 export function formatDuration(ms) {
+  if (ms < 0.5) return "<1 ms";
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60000) return `${(ms / 1000).toFixed(1)} s`;
   const s = Math.round(ms / 1000);
@@ -203,7 +207,7 @@ function blockTitle(title, block) {
   const str = (/** @type {unknown} */ v) => (typeof v === "string" && v ? v : null);
   const name = str(block.label) ?? `Block ${str(block.id) ?? ""}`.trim();
   const kind = str(block.type);
-  const ms = typeof block.duration_ms === "number" && block.duration_ms > 0 ? block.duration_ms : null;
+  const ms = measured(block.duration_ms) ? block.duration_ms : null;
   title.classList.add("actx-block-title");
   const parts = [
     h("span", { className: "actx-block-name", text: name }),
