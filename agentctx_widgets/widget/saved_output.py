@@ -15,6 +15,12 @@ and the display is updated (``update_display``) when the view's state settles, a
 ``UPDATE_INTERVAL`` while a stream runs and at most ``MAX_BYTES_PER_SECOND`` on average (and at once
 on ``settle()`` / ``close()``), so the saved file holds the latest state without resending a big
 context per delta.
+
+And when a cell ends (IPython's ``post_run_cell``), every displayed view whose state moved since its
+last update settles and updates at once, while that cell's request is still the parent: else a cell
+that changes the context and ends within the intervals leaves the output (and its transcript's "N
+messages") behind what the live view shows, for good where the kernel stops next (nbconvert and nbval
+stop it after the last cell: a bare view's text said "1 message" where JupyterLab showed 3).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -97,6 +104,32 @@ def saved_bundle(widget_view: dict[str, Any], state: dict[str, Any], text: str) 
     }
 
 
+CellEnd = Callable[["SavedDisplay"], None]
+"""``cell_end(display)``: call ``display.cell_ended()`` whenever a cell finishes from now on."""
+
+_DISPLAYED: weakref.WeakSet[SavedDisplay] = weakref.WeakSet()
+_HOOKED_SHELL: list[Any] = []
+
+
+def _at_cell_end(*_args: Any) -> None:
+    for display in list(_DISPLAYED):
+        display.cell_ended()
+
+
+def ipython_cell_end(display: SavedDisplay) -> None:
+    """Keep ``display`` up to date at the end of every cell of IPython's shell (if one runs)."""
+    _DISPLAYED.add(display)
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - ipywidgets needs IPython
+        return
+    shell = get_ipython()
+    if shell is None or any(hooked is shell for hooked in _HOOKED_SHELL):
+        return
+    shell.events.register("post_run_cell", _at_cell_end)
+    _HOOKED_SHELL.append(shell)
+
+
 class SavedDisplay:
     """One view's display: shown with a display id, then updated when the state settles, rate-bounded.
 
@@ -106,8 +139,14 @@ class SavedDisplay:
 
     def __init__(self, bundle: Callable[[dict[str, Any]], dict[str, Any]], *, interval: float = UPDATE_INTERVAL,
                  publish: Publish = ipython_publish, schedule: Schedule = thread_timer,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, settle: Callable[[], None] | None = None,
+                 cell_end: CellEnd = ipython_cell_end) -> None:
         self._bundle = bundle
+        self._settle = settle
+        """Writes the view's current state through ``changed`` now (the stream's ``settle``), at a cell's end."""
+        self._cell_end = cell_end
+        self._sent: str | None = None
+        """The state (JSON text) the display shows: a cell's end sends nothing when it did not move."""
         self._interval = interval
         self._publish = publish
         self._schedule = schedule
@@ -131,8 +170,12 @@ class SavedDisplay:
             if self.display_id is None:
                 self.display_id = uuid.uuid4().hex
             display_id = self.display_id
+            first = self._sent is None
             self._latest = None
+            self._sent = state_json
         self._publish(self._bundle(orjson.loads(state_json)), display_id, False)
+        if first:
+            self._cell_end(self)
 
     def changed(self, state_json: str) -> None:
         """The view's state settled at ``state_json``: update the display now or once the interval is over."""
@@ -153,6 +196,14 @@ class SavedDisplay:
                 self._timer = None
         self._send()
 
+    def cell_ended(self) -> None:
+        """A cell finished: settle the view and send its state now if it moved since the last update."""
+        if self.display_id is None:
+            return
+        if self._settle is not None:
+            self._settle()
+        self.flush()
+
     def _on_timer(self) -> None:
         with self._lock:
             self._timer = None
@@ -163,8 +214,9 @@ class SavedDisplay:
             with self._lock:
                 state_json, self._latest = self._latest, None
                 display_id = self.display_id
-                if state_json is None or display_id is None:
+                if state_json is None or display_id is None or state_json == self._sent:
                     return
+                self._sent = state_json
                 self._last_update = self._clock()
             bundle = self._bundle(orjson.loads(state_json))
             size = len(orjson.dumps(bundle))
