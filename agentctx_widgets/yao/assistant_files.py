@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from ..context.safe_write import UnsafeFileError, read_regular
+from ..context.safe_write import UnsafeFileError, check_regular, read_regular
 from ..context.types import TYPE_OF_ROLE, text_content
 from ..output.diagnostics import diagnostic
 from .jsonc import JSONCError, check_depth, loads_jsonc
@@ -55,7 +55,7 @@ class AssistantLoadError(ValueError):
 def read_text(file: Path, within: Path) -> str:
     """The UTF-8 text of ``file``, which must resolve (symlinks followed) inside ``within``, be a regular
     file (a FIFO or a device is refused before it is opened) and hold at most ``MAX_FILE_BYTES``."""
-    real = file.resolve()
+    real = _resolved(file)
     if not real.is_relative_to(within.resolve()):
         what = f"is a symlink to {real}, which is" if file.is_symlink() else "is"
         raise AssistantLoadError(f"{what} outside {within}; an assistant reads only its own files", file=file)
@@ -70,6 +70,14 @@ def read_text(file: Path, within: Path) -> str:
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
         raise AssistantLoadError(f"not UTF-8 text ({error.reason})", file=file, line=line) from error
+
+
+def _resolved(file: Path) -> Path:
+    """``file`` with its symlinks resolved; a symlink loop is refused (Python 3.11 raises RuntimeError)."""
+    try:
+        return file.resolve()
+    except (RuntimeError, OSError):
+        raise AssistantLoadError("is a symlink loop (or passes through one); refusing to read it", file=file) from None
 
 
 def _present(file: Path) -> bool:
@@ -113,6 +121,13 @@ def prompts_file(file: Path, root: Path, diagnostics: list[dict]) -> list[dict]:
     def read_asset(name: str, line: int) -> str | None:
         asset = root / "assets" / name
         if not _present(asset):
+            try:
+                real = _resolved(asset)
+            except AssistantLoadError as error:
+                raise AssistantLoadError(f"@assets/{name}: {error}", file=file, line=line) from None
+            if not real.is_relative_to(root.resolve()):  # ../ or an absolute name: refused, not missing
+                raise AssistantLoadError(f"@assets/{name}: resolves to {real}, outside {root}; an "
+                                         f"assistant reads only its own files", file=file, line=line)
             return None
         try:
             text = read_text(asset, root)
@@ -275,6 +290,14 @@ def find_scripts(directory: Path, diagnostics: list[dict]) -> tuple[Path | None,
     src = directory / "src"
     if not src.is_dir():
         return None, None, {}
+    for file in sorted(src.rglob("*")):  # a FIFO or device index.ts is refused, not taken for "no script"
+        if file.suffix in (".ts", ".js") and not file.is_dir() and not file.is_file():
+            try:
+                check_regular(file, "assistant script")
+            except UnsafeFileError as error:
+                raise AssistantLoadError(str(error).split(f"{file} ", 1)[-1], file=file) from None
+            except OSError as error:
+                raise AssistantLoadError(f"cannot be read: {error.strerror}", file=file) from None
     typescript, javascript = src / "index.ts", src / "index.js"
     script = typescript if typescript.is_file() else javascript if javascript.is_file() else None
     if typescript.is_file() and javascript.is_file():

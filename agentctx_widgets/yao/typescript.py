@@ -151,7 +151,12 @@ def _read_sources(src_dir: Path) -> dict[str, str]:
         if path.suffix not in MODULE_SUFFIXES or path.name.endswith(".d.ts"):
             continue
         relative = path.relative_to(src_dir).as_posix()
-        if not path.resolve().is_relative_to(root):
+        try:
+            real = path.resolve()
+        except (RuntimeError, OSError):  # a symlink loop (Python 3.11 raises RuntimeError)
+            raise TypeScriptLoadError("is a symlink loop; refusing to read it",
+                                      file=f"{src_dir.name}/{relative}") from None
+        if not real.is_relative_to(root):
             continue  # a symlink out of src/: not a module of this assistant (an import of it is refused)
         if path.is_dir():
             continue
@@ -163,6 +168,8 @@ def _read_sources(src_dir: Path) -> dict[str, str]:
         except UnsafeFileError as error:
             raise TypeScriptLoadError(str(error).removeprefix("assistant module: "),
                                       file=f"{src_dir.name}/{relative}") from None
+        except OSError as error:  # a dangling symlink inside src/
+            raise TypeScriptLoadError(f"cannot be read: {error.strerror}", file=f"{src_dir.name}/{relative}") from None
         total += len(data)
         if total > MAX_SOURCES_BYTES:
             raise TypeScriptLoadError(f"src/'s modules pass {MAX_SOURCES_BYTES} bytes together (MAX_SOURCES_BYTES)",
