@@ -10,6 +10,18 @@ pidfd) and the hook set gets a fresh one. Workers are forked from one zygote pro
 (``js_worker.zygote_main``), started on first use, so a worker costs a ``fork``, not an interpreter start.
 The zygote and the workers get a scrubbed environment (no API keys) and ignore SIGINT.
 
+**Dying with the kernel.** The zygote exits when its control socket reaches its end of file (the kernel
+is gone, SIGKILL included), and every worker dies with the zygote: Linux's parent-death signal
+(``PR_SET_PDEATHSIG``, SIGKILL) and, everywhere, a lifeline pipe the worker's main thread watches
+(``js_worker.worker_main``), so a worker in a native hang does not outlive its kernel.
+
+**Forks.** After ``os.fork()`` the child has none of the parent's threads, and it shares the parent's
+sockets: the worker it would talk to is the parent's. So in the child (``os.register_at_fork``) every
+inherited worker and the zygote are *abandoned*: the child closes its copies of their sockets and pidfds
+(never signals them: they are the parent's, which go on working) and forgets them; locks are new, and an
+engine thread starts again on the first call. A hook set used in the child gets a fresh worker from a
+fresh zygote of the child's own.
+
 Every ``JsHooks`` also keeps one thread here ("agentctx-quickjs"): calls into its worker run there one at
 a time, so an async ``call`` never blocks the event loop, and the thread runs the host side of the call
 (applying sends to the Output, console lines, callable globals, ``time.Sleep``).
@@ -27,6 +39,7 @@ import struct
 import subprocess
 import sys
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -40,6 +53,9 @@ The worker stops JavaScript at the limit itself; this is the backstop, well insi
 "limit + 0.5 s"."""
 SPAWN_TIMEOUT = 30.0
 """Seconds to wait for the zygote to fork a worker before giving up (a wedged zygote is replaced)."""
+DEATH_SIGNAL = True
+"""Arm the parent-death signal in new workers (Linux). ``False`` leaves only the lifeline pipe: the
+portable path, which its test checks by turning this off."""
 
 _LEN = struct.Struct("<I")
 _ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "PYTHONHOME", "SYSTEMROOT")
@@ -65,6 +81,14 @@ class _Zygote:
             theirs.close()
         self.control = ours
         self.owner = os.getpid()
+
+    def abandon(self) -> None:
+        """(In a forked child.) Close our copy of the parent's control socket, so the parent's death still
+        ends its zygote; the process is not ours to signal or wait for."""
+        try:
+            self.control.close()
+        except OSError:
+            pass
 
     def alive(self) -> bool:
         return self.owner == os.getpid() and self.process.poll() is None
@@ -93,6 +117,26 @@ class _Zygote:
 
 _ZYGOTE: _Zygote | None = None
 _ZYGOTE_LOCK = threading.Lock()
+_INHERITED: list[_Zygote] = []
+"""Zygotes of a parent process, kept (in a forked child) so that no ``Popen.__del__`` ever waits on
+their pid, which is not the child's to reap."""
+_WORKERS: weakref.WeakSet[WorkerProcess] = weakref.WeakSet()
+_ENGINES: weakref.WeakSet[EngineThread] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    """``os.register_at_fork(after_in_child=…)``: drop what belongs to the parent (see the module's
+    docstring). Only closes descriptors and makes new locks; threads start again when first needed."""
+    global _ZYGOTE, _ZYGOTE_LOCK
+    _ZYGOTE_LOCK = threading.Lock()
+    zygote, _ZYGOTE = _ZYGOTE, None
+    if zygote is not None:
+        zygote.abandon()
+        _INHERITED.append(zygote)
+    for worker in list(_WORKERS):
+        worker.abandon()
+    for engine in list(_ENGINES):
+        engine.after_fork()
 
 
 @atexit.register
@@ -134,13 +178,15 @@ class WorkerProcess:
     def __init__(self, *, memory_limit: int, stack_limit: int) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            self.pid = _fork_worker({"memory_limit": memory_limit, "stack_limit": stack_limit}, theirs.fileno())
+            self.pid = _fork_worker({"memory_limit": memory_limit, "stack_limit": stack_limit,
+                                     "death_signal": DEATH_SIGNAL}, theirs.fileno())
         except BaseException:
             ours.close()
             raise
         finally:
             theirs.close()
         self._lock = threading.Lock()
+        self.owner = os.getpid()
         self.killed = False
         self.closed = False
         self._pidfd: int | None = None
@@ -149,6 +195,23 @@ class WorkerProcess:
         except (AttributeError, OSError):
             pass
         self.channel = Channel(ours)
+        _WORKERS.add(self)
+
+    def abandon(self) -> None:
+        """(In a forked child.) This worker is the parent's: close our copies of its descriptors, never
+        signal it, and read as killed and closed (the hook set starts a fresh one)."""
+        self._lock = threading.Lock()  # the parent's may have been held at the fork
+        self.killed = self.closed = True
+        try:
+            self.channel.sock.close()
+        except OSError:
+            pass
+        if self._pidfd is not None:
+            try:
+                os.close(self._pidfd)
+            except OSError:
+                pass
+            self._pidfd = None
 
     def send(self, body: bytes) -> None:
         try:
@@ -169,6 +232,8 @@ class WorkerProcess:
             if self.killed or self.closed:
                 return
             self.killed = True
+            if self.owner != os.getpid():  # a fork the at-fork hook did not see: the worker is the parent's
+                return
             try:
                 if self._pidfd is not None:
                     signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
@@ -203,12 +268,29 @@ class EngineThread:
     def __init__(self) -> None:
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self.closed = False
-        self.thread = threading.Thread(target=self._loop, name="agentctx-quickjs", daemon=True)
+        self._start_lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+        self._start()
+        _ENGINES.add(self)
+
+    def _start(self) -> None:
+        self.thread = threading.Thread(target=self._loop, args=(self._queue,), name="agentctx-quickjs", daemon=True)
         self.thread.start()
+
+    def after_fork(self) -> None:
+        """(In a forked child.) The thread did not come along: start again, empty, on the next submit.
+        What the parent had queued is the parent's."""
+        self._queue = queue.SimpleQueue()
+        self._start_lock = threading.Lock()
+        self.thread = None
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future:
         if self.closed:
             raise RuntimeError("this JavaScript engine is closed")
+        if self.thread is None:
+            with self._start_lock:
+                if self.thread is None:
+                    self._start()
         future: concurrent.futures.Future = concurrent.futures.Future()
         self._queue.put([future, fn, args])  # a list: the thread empties it before answering (see _run_one)
         return future
@@ -222,8 +304,8 @@ class EngineThread:
             self.closed = True
             self._queue.put([None, last, ()])
 
-    def _loop(self) -> None:
-        while self._run_one(self._queue.get()):
+    def _loop(self, work: queue.SimpleQueue) -> None:
+        while self._run_one(work.get()):
             pass  # each item is handled in its own frame so nothing of it outlives its turn
 
     @staticmethod
@@ -255,6 +337,9 @@ class WorkerSlot:
         worker, self.worker = self.worker, None
         if worker is not None:
             worker.close()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 __all__ = ["KILL_GRACE", "EngineThread", "WorkerDied", "WorkerProcess", "WorkerSlot"]

@@ -10,7 +10,13 @@ once and reused across calls, so that *anything* a hook runs can be stopped: a n
 never yields (``Array.prototype.join.call({length: 2**53-1}, "")``) is ended by killing the process at
 its limit plus ``js_engine.KILL_GRACE`` (0.25 s), and ``interrupt()`` (Ctrl-C) kills it at once. A
 killed worker is replaced by a fresh one loaded from the source (global JS state resets, as after any
-limit), and the next call works. The worker also runs under ``RLIMIT_AS`` and ``RLIMIT_CPU``.
+limit), and the next call works. The worker also runs under ``RLIMIT_AS`` and ``RLIMIT_CPU``, and dies
+with its kernel (a SIGKILLed kernel included: see ``js_engine``).
+
+**Forks.** A hook set used before an ``os.fork()`` works in both processes: the parent keeps its worker
+and its JavaScript state; the child's first call starts a fresh worker loaded from the source (global JS
+state starts again, as after a limit). Nothing the child does (a call, ``interrupt()``, ``close()``,
+dropping the hook set) touches the parent's worker.
 
 **Sends.** ``ctx.Send`` / ``SendGroup`` check the message in the worker with the same code ``Output.send``
 runs (so a bad message still throws at the call, with Yao's text) and buffer it; the batch reaches the
@@ -48,6 +54,7 @@ it never carries over to the next call.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import sys
 import threading
@@ -211,6 +218,15 @@ class JsHooks:
             self._engine.close(self._slot.close)
             raise
         weakref.finalize(self, _finalize, self._engine, self._slot)  # neither holds a reference back to self
+        _HOOK_SETS.add(self)
+
+    def _after_fork(self) -> None:
+        """(In a forked child, from the at-fork hook.) The parent's engine thread may have held these at
+        the fork; the worker and the thread are dropped by ``js_engine``'s hook."""
+        self._lock = threading.Lock()
+        self._active_lock = threading.Lock()
+        self._active, self._interrupted = None, False
+        self._wake = threading.Event()
 
     @property
     def worker_pid(self) -> int | None:
@@ -760,6 +776,17 @@ def _stack_overflow(hooks: JsHooks, hook: str, line: int | None, **details: Any)
 def _out_of_memory(hooks: JsHooks, hook: str, line: int | None, **details: Any) -> HookMemoryError:
     return HookMemoryError(f"ran out of its {hooks.memory_limit:,}-byte memory limit", hook=hook, line=line,
                            **details)
+
+
+_HOOK_SETS: weakref.WeakSet[JsHooks] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for hooks in list(_HOOK_SETS):
+        hooks._after_fork()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _finalize(engine: EngineThread, slot: WorkerSlot) -> None:

@@ -11,7 +11,9 @@ once per kernel with this module imported, so a new engine costs a ``fork`` (a f
 interpreter start. Each worker gets OS limits as a backstop (``RLIMIT_AS``: the JS heap limit plus a
 margin; ``RLIMIT_CPU``: raised at each call to the CPU used so far plus the call's time limit plus
 :data:`CPU_MARGIN`), ignores SIGINT (the kernel handles Ctrl-C and kills us), and exits when its
-channel closes.
+channel closes. It also dies with the zygote, which exits when the kernel is gone, even in the middle of
+a native hang: a parent-death signal (Linux ``PR_SET_PDEATHSIG``) and a lifeline pipe its main thread
+watches (everywhere); see :func:`zygote_main`.
 
 Inside, the engine is the same QuickJS context as before, on one thread with a large C stack, with our
 interrupt handler (``JS_SetInterruptHandler`` through ``ctypes``) enforcing the time and wall limits,
@@ -175,61 +177,117 @@ def zygote_main(fd: int) -> None:
     """Fork a worker for each request on the control socket ``fd``; exit when the kernel is gone.
 
     A request is a 4-byte length and a JSON config, with the worker's channel attached (SCM_RIGHTS);
-    the reply is the worker's pid (8 bytes). Children are reaped by the system (SIGCHLD ignored)."""
+    the reply is the worker's pid (8 bytes). Children are reaped by the system (SIGCHLD ignored).
+
+    The kernel's death is this socket's end of file (the kernel holds the only other end: its forks
+    close their copy, ``js_engine._after_fork_in_child``); the zygote then returns, and its workers die
+    with it (:func:`_die_with_parent`: a parent-death signal, and the lifeline pipe whose only writer
+    is this process)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     control = socket.socket(fileno=fd)
-    while True:
-        try:
-            head, fds, _flags, _addr = socket.recv_fds(control, 4, 1)
-            if len(head) < 4 or not fds:
-                return
-            size = _LEN.unpack(head)[0]
-            body = b""
-            while len(body) < size:
-                chunk = control.recv(size - len(body))
-                if not chunk:
-                    return
-                body += chunk
-        except OSError:
-            return
-        pid = os.fork()
-        if pid == 0:
-            status = 0
+    lifeline, keep = os.pipe()  # a worker reads ``lifeline`` to its end of file: when this process is gone
+    me = os.getpid()
+    try:
+        while True:
             try:
-                control.close()
-                worker_main(fds[0], orjson.loads(body))
-            except BaseException:  # noqa: BLE001 - the last words of a worker go to stderr
-                traceback.print_exc()
-                status = 1
-            finally:
-                os._exit(status)
-        os.close(fds[0])
+                head, fds, _flags, _addr = socket.recv_fds(control, 4, 1)
+                if len(head) < 4 or not fds:
+                    return
+                size = _LEN.unpack(head)[0]
+                body = b""
+                while len(body) < size:
+                    chunk = control.recv(size - len(body))
+                    if not chunk:
+                        return
+                    body += chunk
+            except OSError:
+                return
+            pid = os.fork()
+            if pid == 0:
+                status = 0
+                try:
+                    os.close(keep)
+                    control.close()
+                    config = orjson.loads(body)
+                    _die_with_parent(me, bool(config.get("death_signal", True)))
+                    worker_main(fds[0], config, lifeline)
+                except BaseException:  # noqa: BLE001 - the last words of a worker go to stderr
+                    traceback.print_exc()
+                    status = 1
+                finally:
+                    os._exit(status)
+            os.close(fds[0])
+            try:
+                control.sendall(struct.pack("<q", pid))
+            except OSError:
+                return
+    finally:
+        os.close(keep)  # now, not at interpreter exit: every worker's lifeline ends here
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int, death_signal: bool = True) -> None:
+    """Make this fresh worker die with ``parent`` (the zygote, single-threaded, so its only thread is
+    the one the kernel's ``PR_SET_PDEATHSIG`` watches). Linux: SIGKILL on the parent's death, checked
+    against ``getppid()`` afterwards (the parent may have died before the signal was armed). Everywhere:
+    the lifeline (:func:`worker_main`). ``death_signal=False`` leaves only the lifeline (its test)."""
+    if death_signal and sys.platform.startswith("linux"):
         try:
-            control.sendall(struct.pack("<q", pid))
-        except OSError:
-            return
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(ctypes.c_int(PR_SET_PDEATHSIG), ctypes.c_ulong(signal.SIGKILL), ctypes.c_ulong(0),
+                       ctypes.c_ulong(0), ctypes.c_ulong(0))
+        except (OSError, AttributeError):  # pragma: no cover - a libc without prctl: the lifeline remains
+            pass
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 # -- the worker -------------------------------------------------------------------------------------
 
 
-def worker_main(fd: int, config: dict) -> None:
-    """Serve one hook set on channel ``fd`` until it closes."""
+def worker_main(fd: int, config: dict, lifeline: int | None = None) -> None:
+    """Serve one hook set on channel ``fd`` until it closes, or until ``lifeline`` ends.
+
+    The engine runs on its own thread; this (main) thread waits for it to end or for ``lifeline`` (a
+    pipe only the zygote writes) to reach its end of file, and then ends the process at once, whatever
+    the engine is doing: the portable way a worker dies with its zygote, and so with its kernel. It can,
+    because the QuickJS binding lets go of the GIL while JavaScript runs (a native built-in that never
+    yields included)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     channel = Channel(socket.socket(fileno=fd))
     worker = Worker(channel, config)
     stack = max(THREAD_STACK, int(config.get("stack_limit", 0)) + 4 * 1024 * 1024)
     _limit_address_space(int(config.get("memory_limit", 0)) + stack)
+    done, finished = os.pipe()
+
+    def serve() -> None:
+        try:
+            worker.serve()
+        finally:
+            os.close(finished)
+
     previous = threading.stack_size()
     try:
         threading.stack_size(stack)
-        thread = threading.Thread(target=worker.serve, name="agentctx-quickjs-worker", daemon=True)
+        thread = threading.Thread(target=serve, name="agentctx-quickjs-worker", daemon=True)
         thread.start()
     finally:
         threading.stack_size(previous)
-    thread.join()
+    waiting = select.poll()
+    waiting.register(done, select.POLLIN)
+    if lifeline is not None:
+        waiting.register(lifeline, select.POLLIN)
+    while True:
+        events = dict(waiting.poll())
+        if done in events:
+            thread.join()
+            return
+        if lifeline in events:
+            os._exit(1)  # the zygote is gone, so is the kernel: nobody is waiting for this engine
 
 
 def _limit_address_space(memory_limit: int) -> None:
