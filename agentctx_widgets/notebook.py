@@ -101,8 +101,8 @@ def run(context: Context, text: Any, *, hooks: Any = None, model: Any = None, to
     options go to ``run_turn``. A failed turn raises ``TurnError`` once the cell shows its document and
     the context is put back, unless ``check=False`` (then the failed result is returned).
     """
-    from .hooks import run_turn
     from .hooks.runner import checked
+    from .turns import run_turn
     from .widget.turn_display import TurnDisplay
 
     if not isinstance(context, Context):

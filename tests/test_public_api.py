@@ -27,7 +27,7 @@ OWNERS = {
     "DeltaError": "agentctx_widgets.output", "SinkError": "agentctx_widgets.output",
     "StandardAdapter": "agentctx_widgets.output", "CuiAdapter": "agentctx_widgets.output",
     "DiagnosticError": "agentctx_widgets.output",
-    "run_turn": "agentctx_widgets.hooks", "run_turn_async": "agentctx_widgets.hooks",
+    "run_turn": "agentctx_widgets.turns", "run_turn_async": "agentctx_widgets.turns",
     "TurnResult": "agentctx_widgets.hooks", "TurnError": "agentctx_widgets.hooks", "HookContext": "agentctx_widgets.hooks",
     "HookError": "agentctx_widgets.hooks", "HookLoadError": "agentctx_widgets.hooks",
     "HookThrewError": "agentctx_widgets.hooks", "HookTimeoutError": "agentctx_widgets.hooks",

@@ -174,10 +174,9 @@ def estimate_context_tokens(context: Iterable | None = None) -> int:
     """
     if context is None:
         context = []
-    from .store import Context  # store imports this module: import it when first needed
-
-    if isinstance(context, Context):
-        return _tokens_for_words(context.word_count())
+    word_count = getattr(context, "word_count", None)  # a Context (store.py, which imports this module)
+    if callable(word_count):
+        return _tokens_for_words(word_count())
     if not isinstance(context, Iterable) or isinstance(context, (str, bytes, Mapping)):
         raise TypeError(f"estimate_context_tokens: context must be an iterable of messages, got {type(context).__name__}")
     cache = _cache

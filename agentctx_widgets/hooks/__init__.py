@@ -18,7 +18,7 @@ from .errors import (
 )
 from .js_hooks import JsHooks, hooks_from_js
 from .python_hooks import PythonHooks, hooks_from_python
-from .runner import TurnResult, TurnView, run_turn, run_turn_async
+from .runner import TurnResult, TurnView, run_seed_turn, run_seed_turn_async
 from .usage_log import context_usage, reset_session_usage, session_usage
 
 __all__ = [
@@ -42,7 +42,7 @@ __all__ = [
     "hooks_from_js",
     "hooks_from_python",
     "reset_session_usage",
-    "run_turn",
-    "run_turn_async",
+    "run_seed_turn",
+    "run_seed_turn_async",
     "session_usage",
 ]

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import inspect
 import threading
 import time
@@ -122,7 +121,7 @@ class TurnResult:
         return next((call["rateLimits"] for call in reversed(self.calls) if call.get("rateLimits")), {})
 
 
-async def run_turn_async(
+async def run_seed_turn_async(
     context: Context,
     user_input: Any,
     *,
@@ -139,54 +138,29 @@ async def run_turn_async(
     options: dict | None = None,
     strict: bool = False,
     connectors: dict[str, Model] | None = None,
-    assistant: Any = None,
-    check: bool = True,
     **ctx_fields: Any,
 ) -> TurnResult:
-    """Run one turn (see the module docstring) and return what it did.
+    """One turn of the seed lifecycle (the module docstring); the failed result is returned, not raised.
 
-    ``model`` streams the response; ``hooks`` are loaded hooks, JavaScript source, or Python hook
-    functions (anything ``hooks_from_python`` takes); ``view`` (a ``ContextView``) shows it live;
-    ``tools`` are Python callables the model may call; ``accept`` is the client kind (``cui-web``,
-    ``standard``); ``options`` go to the model for this turn; ``strict`` turns the first diagnostic (what
-    Yao accepts but would surprise a hook author) into the turn's error; ``connectors`` maps Yao
-    connector names to models, for a ``Create`` hook that returns ``{connector}``; ``ctx_fields`` set
-    ``ctx`` fields (``chat_id``, ``locale``, ``theme``, …). ``run_turn`` takes the same arguments and waits for the turn (it
-    works inside a running event loop, such as a notebook cell's, and takes Ctrl-C). ``max_tool_rounds``
-    defaults to 8.
-
-    ``assistant`` (a Yao assistant directory or ``agentctx_widgets.yao.load_assistant``'s result) runs
-    the turn as today's Yao runs a request instead — ``Create``, the model, tools, ``Next`` — and returns
-    ``agentctx_widgets.yao.YaoTurnResult`` (``.next`` is what ``Next`` returned; ``.events`` the
-    lifecycle events); ``hooks`` then replaces the assistant's script, ``max_tool_rounds`` defaults to
-    Yao's (``mcp.options.max_turn``, else 5), and ``streaming``, ``max_retries``, ``output``,
-    ``hook_ctx`` and ``strict`` are the seed lifecycle's only.
-
-    A failed turn raises :class:`TurnError` (what failed, where, a hint; ``.result`` is the failed
-    result, and the context is as it was before the turn) unless ``check=False``, which returns the
-    failed result (``result.ok`` false, ``result.error`` the reason). An interrupt raises
-    ``KeyboardInterrupt`` either way.
-    """
-    if assistant is not None:
-        from ..yao.turns import run_with_assistant_async
-
-        return checked(await run_with_assistant_async(**_assistant_arguments(locals())), check)
-    arguments = {key: value for key, value in locals().items() if key not in ("assistant", "check")}
-    return checked(await _Turn(**arguments).run(), check)
+    ``agentctx_widgets.run_turn`` (``turns.py``) is the front door: it documents every argument, picks
+    this lifecycle or a Yao assistant's, and raises ``TurnError`` for ``check=True``."""
+    return await _Turn(**locals()).run()
 
 
-@functools.wraps(run_turn_async)
-def run_turn(*args: Any, **kwargs: Any) -> TurnResult:  # the signature and docstring are run_turn_async's
-    bound = inspect.signature(run_turn_async).bind(*args, **kwargs)
+def run_seed_turn(context: Context, user_input: Any, **arguments: Any) -> TurnResult:
+    """:func:`run_seed_turn_async` waited for from synchronous code (a notebook cell: its own event loop
+    on a worker thread, Python hooks served here, Ctrl-C stops it; see :mod:`.caller`)."""
+    turn = _Turn(context=context, user_input=user_input, **_with_defaults(arguments))
+    return run_on_worker(turn.run, turn.interrupt)
+
+
+def _with_defaults(arguments: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` checked against :func:`run_seed_turn_async`'s signature, its defaults filled in."""
+    bound = inspect.signature(run_seed_turn_async).bind(None, None, **arguments)
     bound.apply_defaults()
-    arguments = dict(bound.arguments)
-    check = arguments.pop("check")
-    if arguments.pop("assistant") is not None:
-        from ..yao.turns import run_with_assistant
-
-        return checked(run_with_assistant(**_assistant_arguments(bound.arguments)), check)
-    turn = _Turn(**arguments)
-    return checked(run_on_worker(turn.run, turn.interrupt), check)
+    given = dict(bound.arguments)
+    del given["context"], given["user_input"]
+    return given  # ctx_fields stays one dict, as _Turn takes it
 
 
 def checked(result: Any, check: bool) -> Any:
@@ -194,27 +168,6 @@ def checked(result: Any, check: bool) -> Any:
     if check and getattr(result, "error", None) is not None:
         raise TurnError(result)
     return result
-
-
-_SEED_ONLY = {"streaming": True, "max_retries": 3, "output": None, "hook_ctx": None, "strict": False}
-"""run_turn's arguments that only the seed lifecycle has, with their defaults."""
-
-
-def _assistant_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
-    """run_turn's arguments as ``yao.turns.run_with_assistant`` takes them (a seed-only one is refused)."""
-    given = [name for name, default in _SEED_ONLY.items() if arguments.get(name) != default]
-    if given:
-        raise TypeError(f"run_turn(assistant=…): {', '.join(given)} {'is' if len(given) == 1 else 'are'} the seed "
-                        "lifecycle's, not a Yao assistant request's (see run_turn's docstring)")
-    fields = dict(arguments.get("ctx_fields") or {})
-    return {"context": arguments["context"], "user_input": arguments["user_input"],
-            "assistant": arguments["assistant"], "view": arguments.get("view"), "model": arguments.get("model"),
-            "hooks": arguments.get("hooks"), "tools": arguments.get("tools"),
-            "max_tool_rounds": arguments.get("max_tool_rounds"), "accept": arguments.get("accept", "cui-web"),
-            "options": arguments.get("options"), "connectors": arguments.get("connectors"), **fields}
-
-
-run_turn.__doc__ = (run_turn_async.__doc__ or "").replace("Run one turn", "Run one turn and wait for it", 1)
 
 
 def _as_hooks(hooks: Any) -> Hooks | None:

@@ -45,7 +45,6 @@ CODES: dict[str, str] = {
 }
 """Every ``ModelError.code`` a connector raises, with what it means."""
 
-RETRYABLE = frozenset({"RATE_LIMIT", "SERVER_ERROR", "UNAVAILABLE", "OVERLOADED", "TIMEOUT", "CONNECTION", "INCOMPLETE"})
 
 STATUS_CODES: dict[int, str] = {
     400: "BAD_REQUEST", 401: "AUTHENTICATION", 402: "QUOTA", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",

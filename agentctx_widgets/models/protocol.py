@@ -23,6 +23,10 @@ class Model(Protocol):
     ) -> Iterable[dict] | AsyncIterable[dict]: ...
 
 
+RETRYABLE = frozenset({"RATE_LIMIT", "SERVER_ERROR", "UNAVAILABLE", "OVERLOADED", "TIMEOUT", "CONNECTION", "INCOMPLETE"})
+"""The ``ModelError.code`` values a retry may cure (``models.errors.CODES`` says what each means)."""
+
+
 class ModelError(RuntimeError):
     """A failed response: the provider answered with an error, the stream broke, or the connector raised.
 
@@ -62,8 +66,6 @@ class ModelError(RuntimeError):
     @property
     def retryable(self) -> bool:
         """Would the same request plausibly succeed later (rate limit, overload, server or network failure)?"""
-        from .errors import RETRYABLE
-
         return self.code in RETRYABLE
 
     def to_event_error(self) -> dict:
