@@ -25,7 +25,7 @@ from ..context import Context, estimate_context_tokens, fallback_context_window,
 from .common import esc
 from .context import render_entries
 from .markdown import render_markdown, scrub
-from .outputs import OUTPUT_RENDERERS, Options, output_state, render_outputs
+from .outputs import OUTPUT_RENDERERS, Options, output_state, render_outputs, reply_keys
 from .styles import CSS, PAGE_CSS, ROOT_CLASS
 
 __all__ = ["CSP", "OUTPUT_RENDERERS", "ROOT_CLASS", "render", "render_markdown", "to_html", "usage_line"]
@@ -108,7 +108,9 @@ def render(context: Any, output: Any = None, *, title: str | None = None, usage:
     body = render_entries(entries, start)
     if not body and not earlier:
         body = '<div class="actxd-empty">(no messages)</div>'
-    outputs = render_outputs(state, Options(remote_media=remote_media), problems) if state is not None else (
+    # an output repeating a reply shown here is one line; one whose reply is among the "earlier" stays whole
+    outputs = render_outputs(state, Options(remote_media=remote_media, replies=reply_keys(entries[start:])), problems) \
+        if state is not None else (
         render_outputs({"order": [], "messages": {}}, Options(), problems) if problems else "")
     style = f"<style>{CSS}</style>" if css else ""
     html = (f'<div class="actx-doc {ROOT_CLASS}" data-actx-static="1">{style}'

@@ -23,7 +23,8 @@ from ..output import message_types as mt
 from .common import attr, clip, compact_json, esc, md_div, pretty_json, text_of, thinking_box, tool_call_parts
 from .urls import host_of, is_inline_image, is_remote_url
 
-__all__ = ["EXECUTE_RENDERERS", "OUTPUT_RENDERERS", "Options", "format_duration", "output_state", "render_outputs"]
+__all__ = ["EXECUTE_RENDERERS", "OUTPUT_RENDERERS", "Options", "format_duration", "output_state", "render_outputs",
+           "repeat_key", "repeat_label", "reply_keys"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +32,48 @@ class Options:
     remote_media: bool = False
     """Hook-sent ``image`` messages with an http(s) URL load it (a notebook cell, as the live view
     does); otherwise they are links (a standalone page fetches nothing)."""
+    replies: frozenset[str] = frozenset()
+    """``reply_keys`` of the assistant messages shown beside: an output repeating one is one line."""
+
+
+def repeat_key(message: Any) -> str | None:
+    """The key of an output message that may repeat a reply's block, or None: ``text`` / ``thinking``
+    with a string ``props.content``, ``tool_call`` with a string ``props.id`` (``repeatKey`` in the live
+    view; docs/decisions.md)."""
+    if not isinstance(message, dict):
+        return None
+    props = _props(message)
+    kind = message.get("type")
+    if kind in ("text", "thinking") and isinstance(props.get("content"), str) and props["content"]:
+        return f"{kind}\0{props['content']}"
+    if kind == "tool_call" and isinstance(props.get("id"), str) and props["id"]:
+        return f"toolCall\0{props['id']}"
+    return None
+
+
+def reply_keys(entries: Iterable[Any]) -> frozenset[str]:
+    """The keys of the text, thinking and toolCall blocks of the assistant messages (type 3) in
+    ``entries`` (``replyKeys`` in the live view)."""
+    keys = set()
+    for message in entries:
+        if not isinstance(message, dict) or message.get("type") != 3 or not isinstance(message.get("content"), list):
+            continue
+        for block in message["content"]:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind in ("text", "thinking") and isinstance(block.get("text"), str) and block["text"]:
+                keys.add(f"{kind}\0{block['text']}")
+            elif kind == "toolCall" and isinstance(block.get("callId"), str) and block["callId"]:
+                keys.add(f"toolCall\0{block['callId']}")
+    return frozenset(keys)
+
+
+def repeat_label(message: dict) -> str:
+    """``text · as in the reply above``, ``tool_call get_weather · as in the reply above``."""
+    props = _props(message)
+    name = f" {props['name']}" if message.get("type") == "tool_call" and isinstance(props.get("name"), str) else ""
+    return f"{message.get('type')}{name} · as in the reply above"
 
 
 Renderer = Callable[[dict, Options], str]
@@ -329,8 +372,14 @@ def _render_one(message: dict, msg_id: str, options: Options) -> str:
         return ""
     safe = kind if isinstance(kind, str) and kind.replace("_", "").replace("-", "").isalnum() and kind.isascii() else "unknown"
     done = ' data-done="true"' if message.get("done") else ""
-    return (f'<div class="actxd-out actxd-out-{safe}" data-output-id="{attr(msg_id)}" data-kind="{attr(text_of(kind))}"{done}>'
-            f"{body}{_duration_chip(message.get('metadata'))}</div>")
+    key = repeat_key(message)
+    repeats = ""
+    if key is not None and key in options.replies:
+        body = (f'<details class="actxd-repeat" data-testid="actx-repeat"><summary class="actxd-repeat-line">'
+                f"{esc(repeat_label(message))}</summary>{body}</details>")
+        repeats = ' data-repeats="reply"'
+    return (f'<div class="actxd-out actxd-out-{safe}" data-output-id="{attr(msg_id)}" data-kind="{attr(text_of(kind))}"'
+            f"{done}{repeats}>{body}{_duration_chip(message.get('metadata'))}</div>")
 
 
 def render_outputs(state: dict, options: Options, problems: list[str] | None = None) -> str:

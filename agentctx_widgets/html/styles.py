@@ -233,6 +233,8 @@ _TEMPLATE = (
 }
 .R .actxd-label { margin-right: 6px; }
 .R .actxd-out { margin: 6px 0; min-width: 0; }
+.R .actxd-repeat > summary { cursor: pointer; font-size: 0.86em; color: var(--actxd-fg2); }
+.R .actxd-repeat[open] > summary { margin-bottom: 4px; }
 .R :is(.actxd-out-action, .actxd-out-event) { display: inline-block; margin: 2px 6px 2px 0; max-width: 100%; }
 .R .actxd-group { margin: 8px 0; padding: 4px 10px; border: 1px solid var(--actxd-border); border-radius: var(--actxd-radius); }
 .R .actxd-user-input { padding: 4px 10px; border-left: 3px solid var(--actxd-brand); background: var(--actxd-bg2); }

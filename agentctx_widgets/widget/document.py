@@ -3,7 +3,9 @@
 Why: a live widget shows nothing where no kernel and no JavaScript run (GitHub, nbviewer, an nbconvert
 page, a mail preview), and a notebook is a document. So a turn's cell ends holding this instead: the
 turn's messages (earlier ones as one "N earlier messages" line), the output messages, and the usage
-line, as HTML that runs no script (``agentctx_widgets.html``) and as ``text/plain`` for nbval.
+line, as HTML that runs no script (``agentctx_widgets.html``) and as ``text/plain`` for nbval. An
+output message that repeats a block of a reply shown above (the runner's copies of the reply's text,
+thinking and tool calls) is one line in both, as in the live view (docs/decisions.md).
 
 Built from a view's state (``ContextView.state()``), so it shows exactly what the view showed.
 """
@@ -17,6 +19,7 @@ from functools import cached_property
 from typing import Any
 
 from agentctx_widgets.html import render, usage_line
+from agentctx_widgets.html.outputs import repeat_key, repeat_label, reply_keys
 
 from .transcript import MAX_LINES, message_lines, output_line
 
@@ -94,13 +97,24 @@ class TurnPart:
             lines.append(f"… {start:,} earlier message{'' if start == 1 else 's'}")
         body = [line for message in entries[start:] for line in message_lines(message)]
         if self.outputs:
-            body += [output_line(self.outputs["messages"][key]) for key in self.outputs.get("order", [])]
+            replies = reply_keys(entries[start:])
+            body += [self._output_line(self.outputs["messages"][key], replies) for key in self.outputs.get("order", [])]
         if len(body) > MAX_LINES:
             body = [*body[:MAX_LINES], f"… {len(body) - MAX_LINES} more lines"]
         lines += body
         lines.append(usage_line(self.context, self.usage, self.model))
         lines += self.notes()
         return "\n".join(lines)
+
+
+    @staticmethod
+    def _output_line(message: Mapping[str, Any], replies: frozenset[str]) -> str:
+        """``output_line``, or for an output repeating a reply shown above its tag and one reference
+        (the HTML folds it the same way: docs/decisions.md)."""
+        if repeat_key(message) not in replies:
+            return output_line(message)
+        done = " done" if message.get("done") is True else ""
+        return f"({message.get('type')} {message.get('id')}{done}) {repeat_label(dict(message)).split(' · ', 1)[1]}"
 
 
 class TurnDocument:

@@ -34,7 +34,7 @@ import { ContextList } from "./context.js";
 import { LOG_PREFIX, h, warn } from "./dom.js";
 import { HeaderView } from "./header.js";
 import { createMessageView } from "./messages.js";
-import { OutputList } from "./outputs.js";
+import { OutputList, replyKeys } from "./outputs.js";
 import { cancelSettlesWithin } from "./markdown.js";
 import { isRemoteUrl } from "./urls.js";
 
@@ -126,6 +126,10 @@ export function createRenderer(el, options = {}) {
     pendingView = view;
   }
 
+  /** The keys of the blocks the context's and the pending reply's assistant messages show (outputs.js). */
+  let contextReplies = new Set();
+  let pendingReplies = new Set();
+
   return {
     root,
     update(state, changes) {
@@ -136,6 +140,9 @@ export function createRenderer(el, options = {}) {
         if (all || ch.header) header.update(state.header, context.length);
         if (all || ch.context) contextList.update(context, all ? "all" : /** @type {"all" | number[]} */ (ch.context));
         if (all || ch.pending) renderPending(state.pending ?? null);
+        if (all || ch.context) contextReplies = replyKeys(context);
+        if (all || ch.pending) pendingReplies = replyKeys(state.pending ? [state.pending] : []);
+        if (all || ch.context || ch.pending) outputs.setReplies(contextReplies, pendingReplies);
         if (all || ch.outputs) outputs.update(state.outputs, all ? "all" : /** @type {"all" | string[]} */ (ch.outputs));
       } catch (error) {
         warn("render update failed:", error);

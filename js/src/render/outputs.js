@@ -7,6 +7,12 @@
  * `metadata.block` ({id, type, label?, duration_ms?, status?}) of a member, and a message with a
  * `metadata.duration_ms` (its message_end) carries a duration chip unless it was one chunk (a Send ends
  * as it starts: `chunk_count` 1).
+ *
+ * An output message that repeats a block of an assistant message the view shows (the runner sends the
+ * reply's text, thinking and tool calls as output messages, as Yao's stream handler does) is folded
+ * into one line, "… · as in the reply above", that opens to the whole message (docs/decisions.md):
+ * `text` / `thinking` with the same text as a text / thinking block, `tool_call` with a toolCall
+ * block's call id. The static document (agentctx_widgets/html/outputs.py) folds the same ones.
  */
 import { h, renderFailure } from "./dom.js";
 import { EXECUTE_RENDERERS } from "./execute.js";
@@ -27,6 +33,32 @@ export class OutputList {
     this.groups = new Map();
     /** @type {{order: string[], messages: Record<string, OutputMessage>}} */
     this.state = { order: [], messages: {} };
+    /** Keys of the blocks the view's assistant messages show (`replyKeys`): the context's, the pending reply's. */
+    this.replies = [new Set(), new Set()];
+  }
+
+  /** @param {string} key */
+  repeats(key) {
+    return this.replies.some((keys) => keys.has(key));
+  }
+
+  /**
+   * The assistant messages the view shows changed: fold or unfold the outputs that repeat them.
+   * @param {Set<string>} contextKeys @param {Set<string>} pendingKeys
+   */
+  setReplies(contextKeys, pendingKeys) {
+    const before = this.replies;
+    this.replies = [contextKeys, pendingKeys];
+    for (const id of this.state.order) {
+      const message = this.state.messages[id];
+      const key = message ? repeatKey(message) : null;
+      if (key === null || !this.views.has(id)) continue;
+      if (before.some((keys) => keys.has(key)) === this.repeats(key)) continue;
+      const old = /** @type {{wrapper: HTMLElement}} */ (this.views.get(id));
+      const fresh = this.build(message, id);
+      old.wrapper.replaceWith(fresh.wrapper);
+      this.views.set(id, fresh);
+    }
   }
 
   /**
@@ -90,11 +122,18 @@ export class OutputList {
     } catch (error) {
       view = { el: renderFailure(`output ${id}`, error, message) };
     }
+    const key = repeatKey(message);
+    const repeats = key !== null && this.repeats(key);
+    const body = repeats
+      ? h("details", { className: "actx-repeat", "data-testid": "actx-repeat" }, [
+        h("summary", { className: "actx-repeat-line", text: repeatLabel(message) }), view.el])
+      : view.el;
     const wrapper = h("div", {
       className: `actx-out actx-out-${/^[\w-]+$/.test(type) ? type : "unknown"}`,
       "data-output-id": id,
       "data-kind": type,
-    }, [view.el]);
+    }, [body]);
+    if (repeats) wrapper.setAttribute("data-repeats", "reply");
     this.markDone(wrapper, message);
     const update = view.update;
     return {
@@ -173,6 +212,44 @@ export class OutputList {
     }
     this.list.append(el);
   }
+}
+
+/**
+ * The key of an output message that may repeat a reply's block, or null: `text` / `thinking` with a
+ * string `props.content`, `tool_call` with a string `props.id`.
+ * @param {OutputMessage} message
+ */
+export function repeatKey(message) {
+  const props = message.props && typeof message.props === "object" ? /** @type {Record<string, unknown>} */ (message.props) : {};
+  if ((message.type === "text" || message.type === "thinking") && typeof props.content === "string" && props.content)
+    return `${message.type}\u0000${props.content}`;
+  if (message.type === "tool_call" && typeof props.id === "string" && props.id) return `toolCall\u0000${props.id}`;
+  return null;
+}
+
+/**
+ * The keys of the text, thinking and toolCall blocks of the assistant messages (type 3) in `entries`.
+ * @param {any[]} entries
+ */
+export function replyKeys(entries) {
+  const keys = new Set();
+  for (const message of entries) {
+    if (!message || message.type !== 3 || !Array.isArray(message.content)) continue;
+    for (const block of message.content) {
+      if (!block || typeof block !== "object") continue;
+      if ((block.type === "text" || block.type === "thinking") && typeof block.text === "string" && block.text)
+        keys.add(`${block.type}\u0000${block.text}`);
+      else if (block.type === "toolCall" && typeof block.callId === "string" && block.callId) keys.add(`toolCall\u0000${block.callId}`);
+    }
+  }
+  return keys;
+}
+
+/** `text · as in the reply above`, `tool_call get_weather · as in the reply above`. @param {OutputMessage} message */
+function repeatLabel(message) {
+  const props = /** @type {Record<string, unknown>} */ (message.props ?? {});
+  const name = message.type === "tool_call" && typeof props.name === "string" ? ` ${props.name}` : "";
+  return `${message.type}${name} · as in the reply above`;
 }
 
 /** A measured duration: a finite number above 0 (0 is "no time measured": a replay, a Send). @param {unknown} ms */
