@@ -13,7 +13,7 @@ import pytest
 from agentctx_widgets.widget.stream import thread_timer
 from agentctx_widgets.widget.timers import TimerThread
 
-WAIT = 10.0  # seconds a test waits for an expected call before failing (it normally takes milliseconds)
+WAIT = 300.0  # seconds a test waits for an expected call before failing (it normally takes milliseconds)
 
 
 def recorder(calls: list[str], name: str, done: threading.Event | None = None):
