@@ -69,8 +69,6 @@ BARE = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="needs ContextView to pass settle=self._stream.settle to SavedDisplay "
-                                       "(widget/view.py, not this change's to edit); remove this mark then")
 def test_a_bare_view_cell_executed_by_nbclient_ends_with_what_the_view_shows(tmp_path) -> None:
     nb = new_notebook(cells=[new_code_cell(source) for source in BARE], metadata={"kernelspec": KERNELSPEC})
     NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()

@@ -54,7 +54,7 @@ class ContextView(anywidget.AnyWidget):
         self._unsubscribe = None
         self._initial_snapshot = ""
         self._ready = False
-        self._saved = SavedDisplay(self._saved_bundle)
+        self._saved = SavedDisplay(self._saved_bundle, settle=lambda: self._stream.settle())  # at a cell's end
         self._stream = StreamProtocol(
             self._send_message,
             self._store_snapshot,
