@@ -5,11 +5,23 @@
 // base64-encoded: a third of the text's size in the notebook; a digest) and each view refers to it in
 // its `_bundle` trait; this loader follows that reference, decodes and imports the bundle once per
 // page (cached by digest on globalThis: every view's loader is a module of its own), injects the CSS
-// once, and hands the view to the bundle's `render`.
+// once, and hands the view to the bundle's `render`. Where the prebuilt JupyterLab extension already
+// put the same build in the page (globalThis[Symbol.for("agentctx-widgets.prebuilt")], same digest),
+// that copy is used and nothing is decoded.
+//
+// Why `initialize` too: custom messages sent before a view renders are lost (DESIGN.md "Kernel ↔ front
+// end"), and a view displayed in the cell that streams renders after the first batches, while the
+// kernel, busy running that cell, cannot answer the view's `sync` until the cell ends. anywidget calls
+// `initialize` when the model is created and holds the model's comm messages until it returns, so
+// listening there sees every batch sent after the model's state. An EarlyFeed keeps them (bounded) and
+// each view starts from the synced `_snapshot` plus those batches, asking the kernel for nothing.
+import { isKernelMessage, peekSeq } from "./protocol.js";
 import { LOG_PREFIX } from "./render/dom.js";
 
 export const REF_PREFIX = "IPY_MODEL_";
 const MODULES = Symbol.for("agentctx-widgets.bundle-modules");
+/** Where the prebuilt JupyterLab extension puts its copy of the front end (js/lab/plugin.js). */
+export const PREBUILT = Symbol.for("agentctx-widgets.prebuilt");
 const INLINE_HINT =
   "set AGENTCTX_WIDGETS_INLINE_BUNDLE=1 in the kernel before creating views to carry the bundle in each view";
 
@@ -115,19 +127,177 @@ function showLoadError(el, error) {
   el.textContent = `${LOG_PREFIX} could not load the front end from the shared bundle model: ${reason}; ${INLINE_HINT}.`;
 }
 
-export default {
-  /** @param {{model: any, el: HTMLElement, signal?: AbortSignal}} props */
-  async render(props) {
-    let widget;
-    try {
-      const module = await importBundle(await resolveBundleModel(props.model), props.el.ownerDocument);
-      widget = module.default;
-      if (!widget || typeof widget.render !== "function") throw new Error("the bundle exports no render()");
-    } catch (error) {
-      showLoadError(props.el, error);
-      return undefined;
+
+/**
+ * The prebuilt extension's front end when it is the build the kernel carries (same digest), else null.
+ * @param {unknown} digest the FrontEndBundle's digest
+ * @returns {any}
+ */
+export function prebuiltFor(digest) {
+  const prebuilt = /** @type {any} */ (globalThis)[PREBUILT];
+  if (!prebuilt || typeof digest !== "string" || digest === "" || prebuilt.digest !== digest) return null;
+  const widget = prebuilt.default;
+  return widget && typeof widget.render === "function" ? widget : null;
+}
+
+/**
+ * The bundle's widget (`{render}`) for a view's model: the prebuilt copy when its digest matches
+ * (its CSS is the extension's style), else the FrontEndBundle decoded and imported once per page.
+ * @param {any} model @param {Document} doc
+ * @returns {Promise<any>}
+ */
+export async function loadFrontEnd(model, doc) {
+  const bundle = await resolveBundleModel(model);
+  const prebuilt = prebuiltFor(bundle.get("digest"));
+  if (prebuilt) return prebuilt;
+  const widget = (await importBundle(bundle, doc)).default;
+  if (!widget || typeof widget.render !== "function") throw new Error("the bundle exports no render()");
+  return widget;
+}
+
+/** Kernel messages an EarlyFeed keeps at most (a 30 ms batch each: about 30 s of a stream)… */
+export const MAX_EARLY_MESSAGES = 1000;
+/** …and characters of their JSON at most (a long snapshot alone may exceed it). */
+export const MAX_EARLY_CHARS = 4_000_000;
+
+/**
+ * @typedef {import("./protocol.js").KernelMessage} KernelMessage
+ * @typedef {{messages: KernelMessage[], complete: boolean}} EarlyMessages what a view starts from:
+ *   the kernel messages after the synced `_snapshot`, in order, and whether none was dropped since it
+ */
+
+/**
+ * A model's kernel messages from its creation on, for the views that render later (each takes a copy).
+ *
+ * Bounded: over MAX_EARLY_MESSAGES or MAX_EARLY_CHARS the oldest are dropped and the feed is no longer
+ * complete, so a view taking it asks the kernel for a snapshot (its store applies no batch after a gap,
+ * so a partial sequence is never applied). What the synced `_snapshot` already holds is let go (its seq
+ * covers it), and a snapshot message replaces everything before it; either one covering the newest
+ * dropped message makes the feed complete again.
+ */
+export class EarlyFeed {
+  /**
+   * @param {{get(name: string): any, on(event: string, cb: Function): void, off(event: string, cb: Function): void}} model
+   * @param {{maxMessages?: number, maxChars?: number}} [limits]
+   */
+  constructor(model, { maxMessages = MAX_EARLY_MESSAGES, maxChars = MAX_EARLY_CHARS } = {}) {
+    this.model = model;
+    this.maxMessages = maxMessages;
+    this.maxChars = maxChars;
+    /** @type {{message: KernelMessage, chars: number}[]} */
+    this.kept = [];
+    this.chars = 0;
+    /** The seq of the newest message dropped for room, -1 when none is missing. */
+    this.lostThrough = -1;
+    this.stopped = false;
+    /** @param {unknown} received */
+    this.onMessage = (received) => this.push(received);
+    this.onTrait = () => this.trim(peekSeq(model.get("_snapshot")));
+    model.on("msg:custom", this.onMessage);
+    model.on("change:_snapshot", this.onTrait);
+  }
+
+  /** @param {unknown} received */
+  push(received) {
+    if (this.stopped || !isKernelMessage(received)) return;
+    if (received.kind === "snapshot") {
+      // the whole state at its seq: nothing before it is needed any more
+      this.kept = [];
+      this.chars = 0;
+      this.lostThrough = -1;
     }
-    if (props.signal?.aborted) return undefined; // the view went away while the bundle loaded
-    return widget.render(props);
-  },
-};
+    const chars = JSON.stringify(received).length;
+    this.kept.push({ message: received, chars });
+    this.chars += chars;
+    while (this.kept.length > 0 && (this.kept.length > this.maxMessages || this.chars > this.maxChars)) {
+      const dropped = /** @type {{message: KernelMessage, chars: number}} */ (this.kept.shift());
+      this.chars -= dropped.chars;
+      this.lostThrough = Math.max(this.lostThrough, dropped.message.seq);
+    }
+  }
+
+  /**
+   * Let go of what a state at `seq` (the synced trait) already holds.
+   * @param {number | null} seq
+   */
+  trim(seq) {
+    if (seq === null) return;
+    while (this.kept.length > 0 && this.kept[0].message.seq <= seq) {
+      this.chars -= /** @type {{chars: number}} */ (this.kept.shift()).chars;
+    }
+    if (this.lostThrough <= seq) this.lostThrough = -1;
+  }
+
+  /** @returns {EarlyMessages} a copy for one view (the feed goes on for the next) */
+  take() {
+    this.trim(peekSeq(this.model.get("_snapshot")));
+    return { messages: this.kept.map((entry) => entry.message), complete: this.lostThrough < 0 };
+  }
+
+  stop() {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.kept = [];
+    this.chars = 0;
+    this.model.off("msg:custom", this.onMessage);
+    this.model.off("change:_snapshot", this.onTrait);
+  }
+}
+
+/**
+ * One model's loader: anywidget imports a view's `_esm` once per model, so the state here (the feed,
+ * the bundle on its way) is that model's. Should a host share one module between models, the second
+ * `initialize` turns the feed off (views then ask the kernel, as without it) rather than mix two
+ * models' messages.
+ */
+export function createLoader() {
+  /** @type {EarlyFeed | null} */
+  let feed = null;
+  /** @type {Promise<any> | null} */
+  let loading = null;
+  let models = 0;
+
+  return {
+    /**
+     * Called when the model is created, before any view: listen at once, start loading the bundle,
+     * and return without waiting for it (anywidget holds the model's messages until this returns).
+     * @param {{model: any, signal?: AbortSignal}} props
+     */
+    initialize({ model, signal }) {
+      models += 1;
+      if (models > 1) {
+        feed?.stop();
+        feed = null;
+        loading = null;
+        return undefined;
+      }
+      feed = new EarlyFeed(model);
+      const own = feed;
+      loading = loadFrontEnd(model, document);
+      loading.catch(() => {}); // render reports it (and tries once more)
+      const stop = () => {
+        own.stop();
+        if (feed === own) feed = null;
+      };
+      signal?.addEventListener("abort", stop, { once: true });
+      return stop;
+    },
+
+    /** @param {{model: any, el: HTMLElement, signal?: AbortSignal}} props */
+    async render(props) {
+      let widget;
+      try {
+        const doc = props.el.ownerDocument;
+        widget = loading ? await loading.catch(() => loadFrontEnd(props.model, doc)) : await loadFrontEnd(props.model, doc);
+      } catch (error) {
+        showLoadError(props.el, error);
+        return undefined;
+      }
+      if (props.signal?.aborted) return undefined; // the view went away while the bundle loaded
+      // take and render in one step: no message can come in between
+      return widget.render(feed ? { ...props, early: feed.take() } : props);
+    },
+  };
+}
+
+export default createLoader();

@@ -263,7 +263,13 @@ export function isKernelMessage(value) {
  *   cancelFrame?: (handle: any) => void,
  *   now?: () => number,
  *   onRendered?: (state: ViewState) => void,
+ *   early?: {messages: KernelMessage[], complete: boolean},
  * }} options
+ *
+ * `early`: kernel messages received before this view rendered (kept by the loader from the model's
+ * creation on), applied after the synced `_snapshot` as if they came now. When they are `complete`
+ * (nothing dropped since that snapshot) and leave the store loaded, the view asks for no snapshot:
+ * it already holds the kernel's state. A gap among them asks, as a gap always does.
  * @returns {ProtocolStore}
  */
 export function connect({
@@ -275,6 +281,7 @@ export function connect({
   cancelFrame = (handle) => cancelAnimationFrame(handle),
   now = () => Date.now(),
   onRendered = () => {},
+  early,
 }) {
   const store = new ProtocolStore(applyOut);
   /** @type {any} */
@@ -353,6 +360,9 @@ export function connect({
   );
 
   onSnapshotTrait();
-  askForSnapshot(true);
+  const askedBefore = lastSyncAsk;
+  for (const message of early?.messages ?? []) onCustom(message);
+  // ask unless the early messages brought the kernel's state, or a gap among them already asked
+  if (!(early?.complete && store.loaded) && lastSyncAsk === askedBefore) askForSnapshot(true);
   return store;
 }
