@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .context import Context
 from .hooks.checkpoint import ContextCheckpoint
+from .output.diagnostics import ANSWER_CODES
 
 if TYPE_CHECKING:
     from ._usage_report import UsageReport
@@ -124,9 +125,10 @@ def run(context: Context, text: Any, *, hooks: Any = None, model: Any = None, to
             before.restore(context)
         raise
     if turn is not None:
-        failed = result.error is not None  # a failed turn's document says why, with its diagnostics
-        turn.settle(usage=result.usage, error=result.error,
-                    diagnostics=(getattr(result, "diagnostics", None) or ()) if failed else ())
+        # a failed turn's document says why, with its diagnostics; any turn's says what was wrong with the answer
+        failed = result.error is not None
+        diagnostics = [d for d in getattr(result, "diagnostics", None) or () if failed or d.get("code") in ANSWER_CODES]
+        turn.settle(usage=result.usage, error=result.error, diagnostics=diagnostics)
     if result.error and restore:
         before.restore(context)
     return checked(result, check)

@@ -437,3 +437,28 @@ def test_an_empty_reply_is_said_once_with_the_stop_reason_and_commits_nothing_fo
     assert result.ok and context.messages() == [{"type": 2, "content": [{"type": "text", "text": "hi"}]}]
     assert [(d["code"], d["where"]) for d in result.diagnostics] == [("empty_reply", "response")]
     assert result.diagnostics[0]["message"].startswith("the reply is empty (no text, thinking or tool call: the model")
+
+
+def test_a_reply_cut_off_by_the_token_limit_is_said_in_the_result_and_the_view():
+    """Issue 20: a reply cut by finish_reason 'length' was shown as complete (only calls[i] knew)."""
+    shown: list = []
+
+    class View:
+        def write(self, messages):
+            pass
+
+        def set_pending(self, message):
+            pass
+
+        def set_diagnostics(self, items):
+            shown.append([item["code"] for item in items])
+
+    context = Context()
+    result = run_turn(context, "tell me everything", model=ScriptedModel([{"text": "Once upon a", "stop": "length"}]),
+                      view=View())
+    assert result.ok and result.calls[0]["truncated"] is True
+    [cut] = result.diagnostics
+    assert cut["code"] == "reply_cut_off" and cut["where"] == "response"
+    assert cut["message"] == "the reply was cut off: the model stopped at its token limit ('length'), so it is incomplete"
+    assert shown and shown[-1] == ["reply_cut_off"]
+    assert context.at(-1)["content"][0]["text"] == "Once upon a"  # committed as it came

@@ -207,3 +207,20 @@ def test_twenty_turns_make_a_small_notebook(tmp_path):
     assert len(answers) == 20 and all(f"Question {i}:" in text for i, text in enumerate(answers))
     assert not re.search(r"Question 0:", answers[5])  # earlier turns are counted, not repeated
     json.dumps(nb)  # plain JSON throughout
+
+
+def test_a_cut_off_reply_says_so_in_the_document_of_a_turn_that_succeeded(monkeypatch):
+    """Issue 20: a reply cut at the token limit read as complete; other diagnostics stay off a good turn's page."""
+    documents = []
+    settle = TurnDisplay.settle
+    monkeypatch.setattr(TurnDisplay, "settle", lambda self, **kw: documents.append(settle(self, **kw)) or documents[-1])
+    ctx = Context(name="story")
+    result = run(ctx, "Tell me a story", model=ScriptedModel([{"text": "Once upon a", "stop": "length"}]))
+    assert result.ok
+    [document] = documents
+    assert document.text().splitlines()[-1] == ("diagnostic reply_cut_off (response): the reply was cut off: the model "
+                                                "stopped at its token limit ('length'), so it is incomplete")
+    assert "the reply was cut off" in document.html()
+    ctx2 = Context(name="fine")
+    run(ctx2, "hi", model=ScriptedModel(["Hello"]))
+    assert "diagnostic" not in documents[-1].text()

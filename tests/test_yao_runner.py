@@ -741,3 +741,9 @@ def test_an_empty_reply_is_said_once_and_commits_nothing_for_it(recwarn: pytest.
     assert [d["code"] for d in result.diagnostics] == ["empty_reply"]
     assert texts(context.messages()) == [(2, "hello")]
     assert not [w for w in recwarn if "dropped an empty message" in str(w.message)]
+
+
+def test_a_reply_cut_off_by_the_token_limit_is_said_once() -> None:
+    result, context, _ = run("hello", model=ScriptedModel([{"text": "Once upon a", "stop": "length"}], chunk_size=100))
+    assert [d["code"] for d in result.diagnostics] == ["reply_cut_off"]
+    assert texts(context.messages())[-1] == (3, "Once upon a")

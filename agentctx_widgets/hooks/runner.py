@@ -497,6 +497,8 @@ class _Turn:
                 self._show_rate_limits(event["rateLimits"])
         elif kind == "done":
             meta.update(call_facts(event))
+            if meta.get("truncated"):
+                self.output.report("reply_cut_off", "response", stop=meta.get("stopReason"))
         elif kind == "error":
             raise ModelError.from_event_error(event.get("error"))
 

@@ -9,7 +9,9 @@ string (the text), a callable ``reply(messages) -> reply``, or a dict with any o
 - ``usage``: provider-shaped usage for the ``done`` event (else the model's ``usage=``; with
   neither, ``done`` carries none and the runner estimates);
 - ``error``: a string or ``{"message", "code"?, "retry"?}`` ends the stream with an ``error``
-  event after any content; an ``Exception`` instance is *raised* from the stream instead.
+  event after any content; an ``Exception`` instance is *raised* from the stream instead;
+- ``stop``: the ``done`` event's ``stopReason`` as a provider sends it (``"length"``: cut off by the
+  token limit).
 
 Block order in the emitted message: thinking, text, then tool calls, each with its own
 ``contentIndex``. Deltas are cut every ``chunk_size`` characters; ``delay`` seconds pass between
@@ -104,6 +106,8 @@ class ScriptedModel:
             events.append({"type": "error", "error": error})
         else:
             done: dict = {"type": "done"}
+            if reply.get("stop") is not None:
+                done["stopReason"] = reply["stop"]
             usage = reply.get("usage", self.usage)
             if usage is not None:
                 done["usage"] = usage
@@ -143,7 +147,7 @@ def _chunks(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-_REPLY_KEYS = {"text", "thinking", "tool_calls", "usage", "error"}
+_REPLY_KEYS = {"text", "thinking", "tool_calls", "usage", "error", "stop"}
 
 
 def _check_reply(reply: Any, at: str) -> None:

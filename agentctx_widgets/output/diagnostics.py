@@ -175,12 +175,22 @@ DIAGNOSTICS: dict[str, tuple[str, str]] = {
         "look at the model's max tokens, stop sequences and content filter, or at what Before returned; "
         "result.calls[-1] holds what the model reported",
     ),
+    "reply_cut_off": (
+        "the reply was cut off: the model stopped at its token limit ({stop!r}), so it is incomplete",
+        "raise the model's max_tokens (max_output_tokens for OpenAI Responses) or ask for a shorter answer; "
+        "result.calls[i]['truncated'] is True",
+    ),
     "yao_env_read": (
         "this assistant reads the environment variables {listed}: {effect}",
         "load_assistant(..., env_allow=[...]) fills only the names you list (env_allow=[]: none)",
     ),
 }
 """code → (message template, hint template), both filled with the reporter's details."""
+
+
+ANSWER_CODES = frozenset({"empty_reply", "reply_cut_off"})
+"""Diagnostics about the model's answer itself: a turn's settled document shows them even when the turn
+succeeded (the others only when it failed)."""
 
 
 class DiagnosticError(ValueError):

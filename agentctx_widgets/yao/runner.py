@@ -490,6 +490,8 @@ class _Request:
             meta["model"] = event["model"]
         elif kind == "done":
             meta.update(call_facts(event))
+            if meta.get("truncated"):
+                self.shared.report("reply_cut_off", "response", stop=meta.get("stopReason"))
         elif kind == "error":
             error = event.get("error")
             text = error.get("message") if isinstance(error, dict) else error
