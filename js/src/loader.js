@@ -149,7 +149,16 @@ export function prebuiltFor(digest) {
 export async function loadFrontEnd(model, doc) {
   const bundle = await resolveBundleModel(model);
   const prebuilt = prebuiltFor(bundle.get("digest"));
-  if (prebuilt) return prebuilt;
+  if (prebuilt) {
+    // the extension's style holds the same CSS where JupyterLab loaded it; the bundle's copy is put in
+    // the page too (once per digest, not waited for), so a host without that style still has it
+    const css = bundle.get("css");
+    const digest = bundle.get("digest");
+    if (typeof css === "string" && css !== "") {
+      decode(css, bundle.get("encoding")).then((text) => injectCss(doc, digest, text), () => {});
+    }
+    return prebuilt;
+  }
   const widget = (await importBundle(bundle, doc)).default;
   if (!widget || typeof widget.render !== "function") throw new Error("the bundle exports no render()");
   return widget;

@@ -90,6 +90,7 @@ function manager(models) {
 }
 
 afterEach(() => {
+  document.head.replaceChildren();
   delete (/** @type {any} */ (globalThis))[MODULES];
   delete (/** @type {any} */ (globalThis))[PREBUILT];
   vi.restoreAllMocks();
@@ -236,7 +237,7 @@ describe("createLoader: initialize, then render", () => {
     const widget = bundleWidget();
     (/** @type {any} */ (globalThis))[PREBUILT] = { digest: DIGEST, default: widget, render: widget.render };
     // a bundle whose code could not be imported: only the prebuilt copy can render this
-    const bundle = mockModel({ digest: DIGEST, esm: "", css: "" });
+    const bundle = mockModel({ digest: DIGEST, esm: "", css: ".actx-root{color:red}", encoding: "" });
     const model = mockModel({ _snapshot: snapshotText(0), _bundle: `${REF_PREFIX}b` }, manager({ b: bundle }));
     const loader = createLoader();
     loader.initialize({ model });
@@ -244,6 +245,7 @@ describe("createLoader: initialize, then render", () => {
     const el = document.createElement("div");
     await loader.render({ model, el });
     expect(el.dataset.text).toBe("hi");
+    await vi.waitFor(() => expect(document.head.querySelectorAll(`style[data-agentctx-bundle="${DIGEST}"]`).length).toBe(1));
     expect(prebuiltFor("ffffffffffffffffffffffffffffffff")).toBe(null);
     expect(prebuiltFor(DIGEST)).toBe(widget);
   });
