@@ -7,8 +7,8 @@ s apart, the first one ``DELAY`` s after the stream starts), then the measured c
 
     t0 = time.time(); v = ContextView(ctx); display(v); run_turn(ctx, "hi", model=model, view=v)
 
-The figure is the page's ``Date.now()`` in the first animation frame after the reply's first word is
-in the cell's output (a MutationObserver, then ``requestAnimationFrame``) minus the kernel's ``t0``
+The figure is the page's ``Date.now()`` in the first animation frame after the reply's first delta is
+in the text of the cell's output (a MutationObserver, then ``requestAnimationFrame``) minus the kernel's ``t0``
 (same machine, same clock). Then, in the same kernel, the warm figure: a second turn into the view
 already drawn (``t0 = time.time(); run_turn(ctx, "again", model=model, view=v)``).
 
@@ -113,8 +113,9 @@ ARM = """(word) => {
 PREBUILT = "() => { const p = globalThis[Symbol.for('agentctx-widgets.prebuilt')]; return p ? p.digest : null; }"
 
 
-def word(parts: tuple[str, str]) -> str:
-    return "".join(parts)
+def first_delta(parts: tuple[str, str]) -> str:
+    """The reply's first delta (CHUNK characters): what must be on screen."""
+    return "".join(parts)[:CHUNK]
 
 
 def timed_cell(lab: Lab, index: int, target: str) -> float:
@@ -141,7 +142,7 @@ def sample(server: JupyterServer, browser: Any, kind: str, n: int, *, prebuilt: 
         if not prebuilt:
             lab.page.evaluate("() => { delete globalThis[Symbol.for('agentctx-widgets.prebuilt')]; }")
         lab.run_cell(0)
-        result = {"cold": timed_cell(lab, 1, word(COLD)), "warm": timed_cell(lab, 2, word(WARM)),
+        result = {"cold": timed_cell(lab, 1, first_delta(COLD)), "warm": timed_cell(lab, 2, first_delta(WARM)),
                   "prebuilt_digest": digest}
         errors = [line for line in lab.console if "error" in line.lower() and "agentctx" in line.lower()]
         if errors:
