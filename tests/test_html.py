@@ -301,7 +301,7 @@ def outputs_of(markup: str) -> dict[str, Node]:
 
 
 def test_output_messages_render_by_type_with_a_generic_fallback():
-    outs = outputs_of(render([], OUTPUTS))
+    outs = outputs_of(render([], OUTPUTS, remote_media=True))
     assert list(outs) == ["u", "t", "th", "l", "tc", "e", "i", "ri", "ji", "a", "v", "ac", "ev", "g1", "g2", "cu"]
     assert "ld" not in outs  # a finished loading message is not shown, as in the view
     assert outs["u"].find("div", "actxd-plain").text() == "hi there"
@@ -312,7 +312,7 @@ def test_output_messages_render_by_type_with_a_generic_fallback():
     assert outs["e"].find("span", "actxd-error-code").text() == "E1" and outs["e"].find("pre").text() == "trace"
     assert outs["i"].find("img").attrs["src"].startswith("data:image/png") and outs["i"].find("img").attrs["width"] == "10"
     assert outs["ri"].find("img").attrs == {"class": "actxd-img", "src": "https://e.com/a.png", "alt": "remote",
-                                           "loading": "lazy", "referrerpolicy": "no-referrer"}  # render(): a cell
+                                           "loading": "lazy", "referrerpolicy": "no-referrer"}  # asked for
     assert outs["ji"].find_all("img") == [] and outs["ji"].find("code").text() == "javascript:alert(1)"
     assert outs["a"].find("a").attrs["href"] == "https://e.com/a.mp3" and "2.0 s" in outs["a"].text()
     assert outs["a"].find("details").text() == "Transcriptwords"
@@ -327,6 +327,20 @@ def test_output_messages_render_by_type_with_a_generic_fallback():
 def test_hook_sent_remote_images_are_links_in_a_standalone_page():
     outs = outputs_of(to_html([], OUTPUTS))
     assert outs["ri"].find_all("img") == [] and outs["ri"].find("a").attrs["href"] == "https://e.com/a.png"
+
+
+def test_a_settled_document_fetches_no_remote_image_until_a_click():
+    """Issue 21: a hook-sent http(s) image loaded when a saved notebook's turn document was opened."""
+    from agentctx_widgets.widget.document import TurnPart
+
+    state = {"order": ["ri"], "messages": {"ri": OUTPUTS[[m.get("id") for m in OUTPUTS].index("ri")]}}
+    for markup in (render([], OUTPUTS), to_html([], OUTPUTS, standalone=False),
+                   TurnPart(title="t", context=[], outputs=state).html()):
+        tree = parse(markup)
+        assert [img.attrs.get("src") for img in tree.find_all("img")
+                if img.attrs.get("src", "").startswith("http")] == []
+        [link] = [a for a in tree.find_all("a") if a.attrs.get("href") == "https://e.com/a.png"]
+        assert link.attrs["rel"] == "noopener noreferrer nofollow"
 
 
 def test_output_accepts_an_output_its_state_and_names_refused_messages():

@@ -84,15 +84,16 @@ def _entries(context: Any) -> tuple[list, str | None]:
 
 
 def render(context: Any, output: Any = None, *, title: str | None = None, usage: Any = None,
-           model: str | None = None, start: int = 0, remote_media: bool = True, css: bool = True) -> str:
+           model: str | None = None, start: int = 0, remote_media: bool = False, css: bool = True) -> str:
     """The static HTML fragment of ``context`` (a ``Context``, a session-file path or a list of
     entries) and, optionally, ``output`` (an ``Output``, its ``state`` or a list of output messages).
 
     ``title`` heads it (default: the context's name); ``usage`` (a usage dict, any provider's spelling)
     adds its counts to the usage line, ``model`` the share of its context window; ``start`` renders
-    entries ``start:`` only, after an "N earlier messages" line. ``remote_media`` lets ``image``
-    output messages (which hook code sends on purpose) load an http(s) URL, as the live view does;
-    model- and tool-written URLs are links whatever it says. ``css=False`` leaves out the ``<style>``
+    entries ``start:`` only, after an "N earlier messages" line. ``remote_media=True`` lets ``image``
+    output messages (which hook code sends on purpose) load an http(s) URL, as the live view does; by
+    default they are links, which load only on a click (a saved notebook's document fetches nothing when
+    it is opened: a hook could plant a beacon there); model- and tool-written URLs are links whatever it says. ``css=False`` leaves out the ``<style>``
     (for fragments placed beside one that has it: the rules are scoped to the same root class).
     """
     entries, name = _entries(context)
@@ -129,12 +130,12 @@ def to_html(context_or_session_file: Any, output: Any = None, *, title: str | No
 
     ``standalone=True``: a whole page (``<!doctype html>``, charset, a strict CSP meta tag) that opens
     from disk, offline, and fetches nothing — for CI artifacts and bug reports. ``standalone=False``:
-    the fragment for a notebook cell (hook-sent ``image`` messages may load their http(s) URL there,
-    as the live view does). See :func:`render` for ``output``, ``usage`` and ``model``.
+    the fragment for a notebook cell. Either way a remote image is a link that loads only on a click.
+    See :func:`render` for ``output``, ``usage`` and ``model``.
     """
     entries, name = _entries(context_or_session_file)  # a session file's skipped lines warn (RuntimeWarning)
     title = title if title is not None else name
-    fragment = render(entries, output, title=title, usage=usage, model=model, remote_media=not standalone)
+    fragment = render(entries, output, title=title, usage=usage, model=model)
     if not standalone:
         return fragment
     page_title = f"{title} · agentctx" if title else "agentctx context"

@@ -100,12 +100,24 @@ describe("output message types", () => {
 
   test("image uses url, alt, width and height", () => {
     const r = mount();
-    r.update(state(outputs([{ id: "i", type: "image", props: { url: "https://example.com/image.jpg", alt: "Image description", width: 800, height: 600 } }])));
+    const url = "data:image/png;base64,iVBORw0KGgo=";
+    r.update(state(outputs([{ id: "i", type: "image", props: { url, alt: "Image description", width: 800, height: 600 } }])));
     const img = out(r, "i").querySelector("img");
-    expect(img?.getAttribute("src")).toBe("https://example.com/image.jpg");
+    expect(img?.getAttribute("src")).toBe(url);
     expect(img?.getAttribute("alt")).toBe("Image description");
     expect(img?.getAttribute("width")).toBe("800");
     expect(img?.getAttribute("height")).toBe("600");
+  });
+
+  test("a remote image is fetched only on a click (issue 21: no beacon in a reopened notebook)", () => {
+    const r = mount();
+    r.update(state(outputs([{ id: "i", type: "image", props: { url: "https://example.com/image.jpg", alt: "cat" } }])));
+    expect(out(r, "i").querySelector("img")).toBeNull();
+    const button = /** @type {HTMLElement} */ (out(r, "i").querySelector("[data-testid=actx-remote-img]"));
+    expect(button.getAttribute("data-src")).toBe("https://example.com/image.jpg");
+    expect(out(r, "i").querySelector("figcaption")?.textContent).toBe("cat");
+    button.click();
+    expect(out(r, "i").querySelector("img")?.getAttribute("src")).toBe("https://example.com/image.jpg");
   });
 
   test("audio: player with controls, format, duration and transcript", () => {

@@ -184,7 +184,6 @@ describe("whole view", () => {
   });
 
   test.each([
-    ["image", "https://example.com/a.png", "img"],
     ["image", "blob:https://example.com/123e4567", "img"],
     ["image", "data:image/png;base64,iVBORw0KGgo=", "img"],
     ["audio", "https://example.com/a.mp3", "audio"],
@@ -194,6 +193,12 @@ describe("whole view", () => {
   ])("media output %s loads %s", (type, url, tag) => {
     const root = mount({ outputs: { order: ["m"], messages: { m: { id: "m", type, props: { url }, done: true } } } });
     expect(root.querySelector(`[data-output-id=m] ${tag}`)?.getAttribute("src")).toBe(url);
+  });
+
+  test("a remote image output is a click-to-load button, as a model-written one is (issue 21)", () => {
+    const root = mount({ outputs: { order: ["m"], messages: { m: { id: "m", type: "image", props: { url: "https://example.com/a.png" }, done: true } } } });
+    expect(root.querySelector("[data-output-id=m] img")).toBeNull();
+    expect(root.querySelector("[data-output-id=m] [data-testid=actx-remote-img]")?.getAttribute("data-src")).toBe("https://example.com/a.png");
   });
 
   test("a video thumbnail must be an allowed image URL", () => {

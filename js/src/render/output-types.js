@@ -5,10 +5,10 @@
  * Media types load their URL only when `tryMediaUrl` allows it (http(s), blob:, data: of their own
  * kind); otherwise the URL is shown as text.
  */
-import { thinkingBox, toolCallParts } from "./blocks.js";
+import { remoteImageButton, thinkingBox, toolCallParts } from "./blocks.js";
 import { clip, h, prettyJson } from "./dom.js";
 import { StreamingMarkdown } from "./markdown.js";
-import { tryMediaUrl } from "./urls.js";
+import { isRemoteUrl, tryMediaUrl } from "./urls.js";
 
 /**
  * @typedef {{id: string, type: string, props: Record<string, any>, done?: boolean, group_id?: string, metadata?: any}} OutputMessage
@@ -105,6 +105,16 @@ function image(message) {
   const { url, alt, width, height } = message.props;
   const src = tryMediaUrl(url, "image");
   if (!src) return { el: h("figure", { className: "actx-figure" }, [blocked(url)]) };
+  if (isRemoteUrl(src)) {
+    // loaded on a click, as a model-written image is: a saved view or document reopened later fetches
+    // nothing by itself (a hook could plant a beacon in a notebook)
+    return {
+      el: h("figure", { className: "actx-figure" }, [
+        remoteImageButton(src, str(alt)),
+        alt ? h("figcaption", { text: str(alt) }) : null,
+      ]),
+    };
+  }
   return {
     el: h("figure", { className: "actx-figure" }, [
       h("img", { className: "actx-img", src, alt: str(alt), width: positive(width), height: positive(height), loading: "lazy" }),
