@@ -153,3 +153,16 @@ def test_more_tool_calls_than_the_cap_end_the_call(monkeypatch: pytest.MonkeyPat
     assert result.error["code"] == "RESPONSE_TOO_LARGE"
     assert "started more than 3 tool calls (models.limits.MAX_TOOL_CALLS)" in result.error["message"]
     assert ran == [] and [m["type"] for m in context.messages()] == [2]
+
+
+def test_a_key_the_server_echoes_reaches_no_error_output_message_or_repr() -> None:
+    """Issue 21: a 401 body echoing the key put it in the error, the output message and the result's repr."""
+    key = "sk-live-abcdefghijklmnop"
+    body = f'{{"error": {{"message": "Invalid key {key}", "type": "invalid_request_error", "code": "invalid_api_key"}}}}'
+    with WireServer(Reply(body=body, status=401, content_type="application/json")) as server:
+        context = Context()
+        result = run_unchecked(context, "hi", model=OpenAIChatModel("m", base_url=server.url, api_key=key))
+    assert result.error["code"] == "AUTHENTICATION" and "Invalid key ***" in result.error["message"]
+    shown = [m for m in result.output if m.get("type") == "error"]
+    assert shown and all(key not in orjson.dumps(m).decode() for m in shown)
+    assert key not in repr(result) and key not in orjson.dumps(result.error).decode()
