@@ -1,7 +1,7 @@
 """Run a turn on a worker thread while the calling thread runs the user's Python code and takes Ctrl-C.
 
-Why: a Jupyter cell already runs inside an event loop, so ``run_turn`` drives a loop of its own thread
-(the kept one, :class:`KeptLoop`, so that one turn's model connections serve the next). Signals (the kernel's stop button sends SIGINT) reach only the main thread, and Python can
+Why: a Jupyter cell already runs inside an event loop, so ``run_turn`` drives its own loop on a worker
+thread. Signals (the kernel's stop button sends SIGINT) reach only the main thread, and Python can
 interrupt only code running there. So the calling thread does not just wait: it serves the turn's
 *user code* — Python hooks and tools — which therefore runs where a cell's code always runs (a
 ``time.sleep`` in a tool is interrupted at once), and on ``KeyboardInterrupt`` it stops the turn: the
