@@ -182,8 +182,9 @@ class SdkModel:
             if self.timeout is not None:
                 kwargs["timeout"] = self.timeout
         else:  # the SDK's default HTTP client (redirects, headers) with our caps, timeout and TLS context
-            kwargs["timeout"] = self.timeout if self.timeout is not None else default_timeout(http_module(sdk))
-            kwargs["http_client"] = bounded_client(sdk, self.provider.name, shared_tls_context(http_module(sdk)),
+            http = http_module(sdk)
+            kwargs["timeout"] = self.timeout if self.timeout is not None else default_timeout(http)
+            kwargs["http_client"] = bounded_client(sdk, self.provider.name, shared_tls_context(http),
                                                    kwargs["timeout"])
         return getattr(sdk, self.provider.client_class)(**kwargs)
 
