@@ -64,13 +64,22 @@ def test_the_view_shows_every_delta_in_order(streamed):
     assert text.strip() == streamed["expected"].strip()
 
 
+def shown_text(page, locator) -> str:
+    """What a reader sees of ``locator`` once scrolled to it. The view follows the stream to its end,
+    so the context messages at the top may sit off screen, where ``content-visibility: auto`` skips
+    them and ``innerText`` is empty: scroll there and wait for the next frame to lay them out."""
+    locator.scroll_into_view_if_needed()
+    page.wait_for_function("el => el.innerText.trim().length > 0", arg=locator.element_handle(), polling="raf")
+    return locator.inner_text().strip()
+
+
 def test_the_context_messages_render(streamed):
-    view = streamed["view"]
+    page, view = streamed["page"], streamed["view"]
     messages = view.locator(".actx-context .actx-msg")
-    shown = [(messages.nth(i).get_attribute("data-kind"), messages.nth(i).locator(".actx-msg-body").inner_text().strip())
+    shown = [(messages.nth(i).get_attribute("data-kind"), shown_text(page, messages.nth(i).locator(".actx-msg-body")))
              for i in range(messages.count())]
     assert shown == CONTEXT_BODIES
-    assert view.locator(".actx-msg-assistant .actx-msg-body strong").inner_text() == "one piece"
+    assert shown_text(page, view.locator(".actx-msg-assistant .actx-msg-body strong")) == "one piece"
     assert view.locator("[data-testid=actx-header-name]").inner_text() == "marimo stream"
 
 
