@@ -22,9 +22,8 @@ from typing import Any
 
 from .validate import validate_message
 
-__all__ = ["BLOCK_FIELDS", "MESSAGE_FIELDS", "rebuild_message"]
+__all__ = ["BLOCK_FIELDS", "rebuild_message"]
 
-MESSAGE_FIELDS = ("type", "content", "callId", "name", "error")
 BLOCK_FIELDS: Mapping[str, tuple[str, ...]] = {
     "text": ("type", "text"),
     "thinking": ("type", "text"),

@@ -23,8 +23,6 @@ from .diagnostics import diagnostic
 from .message_types import YAO_MODEL, ConvertError, StandardConfig, lookup, to_standard
 from .messages import FIELDS, METADATA_FIELDS, OutputGroup, OutputMessageError
 
-Chunk = dict[str, Any]
-
 DONE = "[DONE]"
 """The payload of the last SSE event Yao's OpenAI writer sends (``data: [DONE]``, openai/writer.go:190-207)."""
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from .message_types import (  # noqa: F401 - re-exported: the type names live in the one table
     ACTION,
@@ -48,7 +48,6 @@ from .message_types import (  # noqa: F401 - re-exported: the type names live in
     VIDEO,
 )
 
-DeltaAction = Literal["append", "replace", "merge", "set"]
 DELTA_ACTIONS: tuple[str, ...] = ("append", "replace", "merge", "set")
 
 Report = Callable[..., None]
@@ -97,11 +96,6 @@ def clone_json(value: Any) -> Any:
     if isinstance(value, list):
         return [clone_json(item) for item in value]
     return value
-
-
-def is_bare_close(message: dict[str, Any]) -> bool:
-    """A ``done`` message with no props and no delta only closes its message (its props are kept)."""
-    return bool(message.get("done")) and not message.get("delta") and not message.get("props")
 
 
 _JSON_SCALARS = (str, int, bool, type(None))

@@ -358,15 +358,6 @@ class YaoOutput:
                                     self._since_ms(meta.start_ns), meta.chunk_count, extra=extra)
         self._event(MESSAGE_END, data)
 
-    def end_message(self, message_id: str, content: Any = None) -> None:
-        """``ctx.EndMessage`` (output.go:413-447): ``message_end`` for a known message, else nothing."""
-        meta = self._messages.get(message_id) if message_id else None
-        if meta is None:
-            return
-        self._event(MESSAGE_END, message_end_data(
-            message_id, meta.type, self.clock.wall_ms(), meta.thread_id, self._since_ms(meta.start_ns),
-            meta.chunk_count, extra=None if content is None else {"content": content}))
-
     def end_block(self, block_id: str) -> None:
         """``ctx.EndBlock`` (output.go:451-477): ``block_end`` for a block a message used, else nothing."""
         if not block_id:

@@ -21,7 +21,6 @@ done here as Yao does today: ``tool_call`` carries only ``props.id`` and ``props
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
 from ..output.message_types import (
@@ -51,16 +50,13 @@ def sse(payload: Any) -> str:
 class CuiWriter:
     """A CUI client's stream: ``.chunks`` (the objects), ``.text`` (the SSE bytes as text)."""
 
-    def __init__(self, forward: Callable[[list[Wire]], None] | None = None) -> None:
+    def __init__(self) -> None:
         self.chunks: list[Wire] = []
         self._lines: list[str] = []
-        self._forward = forward
 
     def write(self, messages: list[Wire]) -> None:
         self.chunks.extend(messages)
         self._lines.extend(sse(message) for message in messages)
-        if self._forward is not None and messages:
-            self._forward(messages)
 
     def close(self) -> None:
         """Yao's CUI writer sends nothing on close (cui/writer.go:85-90)."""
@@ -76,8 +72,7 @@ class OpenAIWriter:
     per chunk); ``reasoning`` is the model's ``Capabilities.Reasoning``; ``locale`` the request's."""
 
     def __init__(self, *, locale: str = "en", reasoning: bool = False, base_url: str | None = YAO_BASE_URL,
-                 model: str = YAO_MODEL, created: int | None = None,
-                 forward: Callable[[list[Any]], None] | None = None) -> None:
+                 model: str = YAO_MODEL, created: int | None = None) -> None:
         self.config = StandardConfig(base_url=base_url, locale=locale, reasoning=reasoning)
         self.model = model
         self.created = created
@@ -85,7 +80,6 @@ class OpenAIWriter:
         self.closed = False
         self._lines: list[str] = []
         self._first_chunk = True
-        self._forward = forward
 
     def check(self, message: Wire) -> None:
         """Raise ``ConvertError`` (Yao's text, e.g. ``image message missing url``) for a message the
@@ -125,8 +119,6 @@ class OpenAIWriter:
     def _send(self, new: list[Any]) -> None:
         self.chunks.extend(new)
         self._lines.extend(sse(chunk) for chunk in new)
-        if self._forward is not None and new:
-            self._forward(new)
 
 
 def writer_for(accept: str, **options: Any) -> CuiWriter | OpenAIWriter:
