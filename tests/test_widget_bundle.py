@@ -112,6 +112,25 @@ def test_a_missing_build_gives_a_view_that_says_so(monkeypatch, tmp_path):
     assert (state["_esm"], state["_css"], state["_bundle"]) == (bundle_module.MISSING_BUNDLE, "", None)
 
 
+def test_the_builds_gzip_is_used_only_when_it_decodes_to_the_text_beside_it(monkeypatch, tmp_path):
+    """The build writes widget.js.gz (the kernel then skips gzip -9 at its first view); a stale, broken or
+    missing file falls back to encoding the text itself, so the loader always gets the text it digests."""
+    text = "export default { render() {} }; // " + "x" * 500
+    (tmp_path / "widget.js").write_text(text)
+    encoded = lambda: base64.b64decode(bundle_module._encoded("widget.js", text))  # noqa: E731
+    monkeypatch.setattr(bundle_module, "STATIC", tmp_path)
+    assert gzip.decompress(encoded()) == text.encode()  # no .gz: encoded here
+    built = gzip.compress(text.encode(), compresslevel=1, mtime=12345)  # not what encode() would write
+    (tmp_path / "widget.js.gz").write_bytes(built)
+    assert encoded() == built  # the build's bytes, as they are
+    (tmp_path / "widget.js.gz").write_bytes(gzip.compress(b"an older build", mtime=0))
+    assert gzip.decompress(encoded()) == text.encode()
+    (tmp_path / "widget.js.gz").write_bytes(built[:-9])  # cut short
+    assert gzip.decompress(encoded()) == text.encode()
+    (tmp_path / "widget.js.gz").write_bytes(b"not gzip at all")
+    assert gzip.decompress(encoded()) == text.encode()
+
+
 def test_the_bundle_reference_refuses_other_values():
     view = ContextView()
     with pytest.raises(traitlets.TraitError, match="expected the kernel's FrontEndBundle or None, not the str 'x'"):
