@@ -33,9 +33,7 @@ hook did not flush reach the client when it returns).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
-import threading
 import time
 import uuid
 import warnings
@@ -43,20 +41,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..context import Context, create_assembler, finalize_usage, usage_add, user_message
+from ..context import Context, create_assembler
 from ..context.validate import has_content
 from ..models import Model, ModelError
-from ..models.answer import call_facts
 from ..models.tools import Tool, as_tools, result_message
 from ..output import Output, adapter_for
 from .base import Hooks
-from .caller import call_user_code, run_on_worker
+from .caller import run_on_worker
 from .checkpoint import ContextCheckpoint
 from .errors import TurnError, error_dict
 from .hook_context import CTX_FIELDS, HookContext
 from .openai_shapes import from_view, message_from_response, response_of, to_view, tool_call_of
 from .python_hooks import hooks_from_python
 from .returns import CREATE_FIELDS, CTX_OVERRIDE_FIELDS, MODEL_OPTION_FIELDS, unknown_create_keys
+from .turn_core import Reply, StopSignal, add_usage, as_user_message, call_tool, stream_reply
 from .usage_log import record_usage
 
 INTERRUPTED = {"message": "interrupted: the turn was stopped before it finished; nothing was committed",
@@ -233,7 +231,7 @@ class _Turn:
         self.final_committed = False
         self.error_shown = False
         self.seen_diagnostics = 0
-        self.stop_requested = threading.Event()
+        self.stop_requested = StopSignal()
         self._live: dict | None = None  # the response being streamed, for an interrupt's view
 
     # -- the turn ------------------------------------------------------------------------------
@@ -241,7 +239,7 @@ class _Turn:
     async def run(self) -> TurnResult:
         started = time.monotonic()
         if self.user_input is not None:
-            self.context.append(_as_user_message(self.user_input))  # step 1
+            self.context.append(as_user_message(self.user_input))  # step 1
         self.checkpoint = ContextCheckpoint(self.context)
         self.output = self.caller_output if self.caller_output is not None else Output(accept=self.accept)
         was_strict, self.output.strict = self.output.strict, self.output.strict or self.strict
@@ -388,11 +386,11 @@ class _Turn:
     async def _respond(self, messages: list[dict], model_messages: list[dict]) -> tuple[dict, dict]:
         """One model call and its response: stream, Before, commit, After. Returns (response, message)."""
         self.result.model_messages = model_messages
-        message, reported, meta = await self._stream(model_messages)  # step 3
-        usage = finalize_usage(reported, model_messages, message)
+        reply = await self._stream(model_messages)  # step 3
+        message, usage = reply.message, reply.usage
         record_usage(usage, self.context)
-        self.result.calls.append({"usage": usage, **meta})
-        self.result.usage = usage if self.result.usage is None else usage_add(self.result.usage, usage)
+        self.result.calls.append({"usage": usage, **reply.meta})
+        self.result.usage = add_usage(self.result.usage, usage)
         response = response_of(message, usage)
         self.result.response = response
 
@@ -450,57 +448,25 @@ class _Turn:
             self._show_diagnostics()
             return answer
 
-    async def _stream(self, messages: list[dict]) -> tuple[dict, Any, dict]:
-        assembler = create_assembler()
-        live = self.view is not None and self.streaming
-        meta: dict[str, Any] = {}
+    async def _stream(self, messages: list[dict]) -> Reply:
+        assembler = self._assembler = create_assembler()
         self._live = assembler.message()
+        live = self.view is not None and self.streaming
         with self._timed("model"):
-            events = self.model.stream(messages, options=self._model_options())
-            if inspect.isawaitable(events):
-                events = await events
-            if hasattr(events, "__aiter__"):
-                iterator = events.__aiter__()
-                closing = contextlib.aclosing(iterator) if hasattr(iterator, "aclose") else contextlib.nullcontext()
-                async with closing:
-                    async for event in iterator:
-                        self._consume(assembler, event, live, meta)
-            else:
-                iterator = iter(events)
-                try:
-                    for event in iterator:
-                        if self.stop_requested.is_set():  # a sync stream can only stop between events
-                            raise asyncio.CancelledError("interrupted")
-                        self._consume(assembler, event, live, meta)
-                finally:
-                    close = getattr(iterator, "close", None)
-                    if callable(close):
-                        close()
-        message = assembler.message()
-        self._live = message
-        if "error" in message:
-            raise ModelError.from_event_error(message["error"])
-        return message, assembler.usage, meta
+            reply = await stream_reply(self.model, messages, self._model_options(), stop=self.stop_requested,
+                                       report=self.output.report, assembler=assembler,
+                                       on_event=self._show_event if live else self._show_limits)
+        self._live = reply.message
+        return reply
 
-    def _consume(self, assembler: Any, event: dict, live: bool, meta: dict) -> None:
-        assembler.consume(event)
-        kind = event.get("type") if isinstance(event, dict) else None
-        if live and kind not in _NOTHING_TO_SHOW:
-            self._set_pending(assembler.message())
-        if kind is None:
-            return
-        if kind == "start":
-            for key in ("model", "provider", "rateLimits"):
-                if event.get(key):
-                    meta[key] = event[key]
-            if event.get("rateLimits"):
-                self._show_rate_limits(event["rateLimits"])
-        elif kind == "done":
-            meta.update(call_facts(event))
-            if meta.get("truncated"):
-                self.output.report("reply_cut_off", "response", stop=meta.get("stopReason"))
-        elif kind == "error":
-            raise ModelError.from_event_error(event.get("error"))
+    def _show_event(self, event: Any) -> None:
+        if not isinstance(event, dict) or event.get("type") not in _NOTHING_TO_SHOW:
+            self._set_pending(self._assembler.message())
+        self._show_limits(event)
+
+    def _show_limits(self, event: Any) -> None:
+        if isinstance(event, dict) and event.get("type") == "start" and event.get("rateLimits"):
+            self._show_rate_limits(event["rateLimits"])
 
     def _model_options(self) -> dict | None:
         if not self.tools:
@@ -512,22 +478,17 @@ class _Turn:
     async def _run_tool(self, block: dict) -> dict:
         """Run one tool call; its result (or its failure, as an error result) goes into the context."""
         call_id, name = str(block.get("callId", "")), str(block.get("name", ""))
-        tool = self.tools.get(name)
-        if tool is None:
+        ran = await call_tool(self.tools, name, block.get("arguments", {}))
+        if ran.ok:
+            result = result_message(call_id, name, ran.value)
+        elif ran.missing:
             result = result_message(call_id, name, error=f"there is no tool named {name!r}; "
                                                           f"the tools are {', '.join(self.tools)}")
+        elif ran.invalid is not None:
+            result = result_message(call_id, name, error=str(ran.invalid))
         else:
-            try:
-                arguments = tool.check(block.get("arguments", {}))
-            except ValueError as invalid:
-                result = result_message(call_id, name, error=str(invalid))
-            else:
-                try:
-                    value = await call_user_code(tool.function, **arguments)
-                except Exception as failure:  # noqa: BLE001 - a tool's failure is an answer the model sees
-                    result = result_message(call_id, name, error=f"{name} raised {type(failure).__name__}: {failure}")
-                else:
-                    result = result_message(call_id, name, value)
+            failure = ran.failure
+            result = result_message(call_id, name, error=f"{name} raised {type(failure).__name__}: {failure}")
         self.context.append(result)
         self.result.tool_results.append(result)
         return result
@@ -630,12 +591,6 @@ def _stop_reason(calls: list[dict]) -> str:
     """How the last model call ended, for the ``empty_reply`` diagnostic."""
     reason = calls[-1].get("stopReason") if calls else None
     return f"the model stopped with {reason!r}" if reason else "the model sent no stop reason"
-
-
-def _as_user_message(user_input: Any) -> dict:
-    if isinstance(user_input, dict):
-        return user_input
-    return user_message(user_input)
 
 
 def _copy(value: Any) -> Any:

@@ -32,6 +32,7 @@ symlink (``O_NOFOLLOW``), and a recording that the next load would refuse is not
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import heapq
@@ -49,6 +50,7 @@ from ..context import is_record
 from ..context.safe_write import open_append, open_regular
 from ..context.store import _decode, _Refused  # the session store's line checks: depth, keys twice
 from .protocol import ModelError
+from .stream_events import events_of
 
 MODES = ("auto", "replay", "record")
 """``auto``: replay what is recorded, record the rest (needs ``model``); ``replay``: never call the
@@ -173,36 +175,16 @@ class ReplayModel:
         # consumer (the runner) raises on it and closes this generator without reading further —
         # a close after the error is the end of a failed call, not an interruption.
         events: list[dict] = []
-        stream = self.model.stream(messages, options=options)
+        stream = events_of(self.model.stream(messages, options=options))
         try:
-            if hasattr(stream, "__aiter__"):
-                iterator = stream.__aiter__()
-                try:
-                    async for event in iterator:
-                        events.append(event)
-                        if _is_error(event):
-                            self._append(key, request, events)
-                            yield event
-                            return
+            async with contextlib.aclosing(stream):
+                async for event in stream:
+                    events.append(event)
+                    if _is_error(event):
+                        self._append(key, request, events)
                         yield event
-                finally:
-                    close = getattr(iterator, "aclose", None)
-                    if callable(close):
-                        await close()
-            else:
-                iterator = iter(stream)
-                try:
-                    for event in iterator:
-                        events.append(event)
-                        if _is_error(event):
-                            self._append(key, request, events)
-                            yield event
-                            return
-                        yield event
-                finally:
-                    close = getattr(iterator, "close", None)
-                    if callable(close):
-                        close()
+                        return
+                    yield event
         except ModelError as failure:
             events.append({"type": "error", "error": failure.to_event_error()})
             self._append(key, request, events)

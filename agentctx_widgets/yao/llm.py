@@ -25,9 +25,10 @@ normalised events; ``id`` is the model's when its ``start`` event carries one, `
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 import time
-from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -36,6 +37,7 @@ from ..context.assemble import Assembler
 from ..context.types import TYPE_OF_ROLE
 from ..context.usage_data import usage_normalize
 from ..models.protocol import Model, ModelError
+from ..models.stream_events import Stop, events_of
 from .ids import NextId, counters
 from .values import BatchMethods, YaoServiceError, js_int, split_on_chunk
 
@@ -62,6 +64,7 @@ class Llm(BatchMethods):
         self.next_id = next_id or counters()
         self.send = send
         self.clock = clock
+        self.stop: Stop | None = None  # the request's stop (run_assistant sets it): a stream ends at Ctrl-C
 
     def Stream(self, *args: Any) -> dict:  # noqa: N802 - Yao's method names
         if len(args) < 2:
@@ -100,7 +103,7 @@ class Llm(BatchMethods):
         run = _Run(self, on_chunk)
         events: Iterator[dict] | None = None
         try:
-            events = _events(model.stream(context_messages, options=_model_options(options)))
+            events = _events(model.stream(context_messages, options=_model_options(options)), self.stop)
             for event in events:
                 if not run.consume(event):
                     break
@@ -297,39 +300,68 @@ def _context_message(message: Any, index: int) -> dict:
     return result
 
 
-def _events(stream: Iterable[dict] | AsyncIterable[dict]) -> Iterator[dict]:
+def _events(stream: Any, stop: Stop | None = None) -> Iterator[dict]:
     """A model's events read synchronously, one at a time (a hook's call blocks, as in Yao).
 
-    An async stream is stepped on an event loop of its own in a helper thread, so this works whether or
-    not the caller is inside a running loop, and each chunk reaches ``onChunk`` as the model sends it.
-    Closing this generator early closes the model's stream.
+    An async stream (or an awaitable: ``models.stream_events``) is stepped on an event loop of its own
+    in a helper thread, so this works whether or not the caller is inside a running loop, and each chunk
+    reaches ``onChunk`` as the model sends it. Closing this generator early closes the model's stream;
+    so does ``stop`` (the request's Ctrl-C), at once, even while the model is silent: the step waited
+    for is cancelled, the stream closed, and :class:`ModelError` ("interrupted") raised.
     """
     if isinstance(stream, Iterable):
-        yield from stream
+        iterator = iter(stream)
+        try:
+            for event in iterator:
+                if stop is not None and stop.is_set():
+                    raise _interrupted()
+                yield event
+        finally:
+            close = getattr(iterator, "close", None)
+            if callable(close):
+                close()
         return
-    iterator = stream.__aiter__()
+    events = events_of(stream, stop=stop)
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="yao-llm-stream", daemon=True)
     thread.start()
+    stepping: dict[str, asyncio.Task] = {}
 
     async def step() -> tuple[bool, Any]:
+        stepping["task"] = asyncio.current_task()
         try:
-            return True, await iterator.__anext__()
+            return True, await events.__anext__()
         except StopAsyncIteration:
             return False, None
 
+    async def close() -> None:
+        task = stepping.get("task")
+        if task is not None and not task.done():  # a cancelled step: let it unwind before closing
+            await asyncio.wait([task])
+        await events.aclose()
+
     try:
         while True:
-            more, event = asyncio.run_coroutine_threadsafe(step(), loop).result()
+            future = asyncio.run_coroutine_threadsafe(step(), loop)
+            unwatch = stop.on_stop(future.cancel) if callable(getattr(stop, "on_stop", None)) else None
+            try:
+                more, event = future.result()
+            except concurrent.futures.CancelledError:
+                raise _interrupted() from None
+            finally:
+                if unwatch is not None:
+                    unwatch()
             if not more:
                 return
             yield event
     finally:
-        close = getattr(iterator, "aclose", None)
         try:
-            if callable(close):
-                asyncio.run_coroutine_threadsafe(close(), loop).result()
+            asyncio.run_coroutine_threadsafe(close(), loop).result()
         finally:
             loop.call_soon_threadsafe(loop.stop)
             thread.join()
             loop.close()
+
+
+def _interrupted() -> ModelError:
+    return ModelError("interrupted: the request was stopped", code="INTERRUPTED")

@@ -48,14 +48,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 
-from ..context import Context, create_assembler, finalize_usage, usage_add, user_message
-from ..hooks.caller import call_user_code, run_on_worker
+from ..context import Context
 from ..hooks.checkpoint import ContextCheckpoint
 from ..hooks.errors import HookError, error_dict
 from ..hooks.hook_context import CTX_FIELDS, HookContext
 from ..hooks.openai_shapes import from_view, from_view_message, response_of, to_view
+from ..hooks.turn_core import StopSignal, add_usage, as_user_message, call_tool, run_until_stopped, stream_reply
 from ..models import ModelError
-from ..models.answer import call_facts
 from ..models.tools import Tool, as_tools
 from ..output import Output
 from ..context.validate import has_content
@@ -212,8 +211,9 @@ class _Shared:
     """What a request and the assistants it delegates to share: the id counters, the sink, the result."""
 
     def __init__(self, sink: YaoSink | None, clock: Callable[[], float], result: YaoTurnResult,
-                 id_generator: Any = None) -> None:
+                 id_generator: Any = None, stop: StopSignal | None = None) -> None:
         self.sink, self.clock, self.result = sink, clock, result
+        self.stop = stop if stop is not None else StopSignal()  # Ctrl-C: set by run_assistant, or on a cancel
         self.id_generator = id_generator  # message()/chunk(): shared with the output API's ctx.Send
         self.counters = {"M": 0, "C": 0}
         self.output_seen = 0
@@ -295,6 +295,7 @@ class _Request:
         try:
             response = await self._stream()
         except asyncio.CancelledError:  # Ctrl-C: nothing of the turn stays but the input
+            self.shared.stop.set()  # what runs outside this task (ctx.llm, ctx.agent.Call) stops too
             checkpoint.restore(self.context)
             raise
         except RequestFailed as failed:
@@ -449,18 +450,9 @@ class _Request:
         self.shared.result.model_messages.append(messages)
         self.shared.result.model_options.append(options)
         writer = ChunkWriter(self.shared)
-        assembler = create_assembler()
-        meta: dict[str, Any] = {}
         try:
-            events = model.stream(messages, options=options)
-            if inspect.isawaitable(events):
-                events = await events
-            if hasattr(events, "__aiter__"):
-                async for event in events:
-                    self._consume(assembler, writer, event, meta)
-            else:
-                for event in events:
-                    self._consume(assembler, writer, event, meta)
+            reply = await stream_reply(model, messages, options, stop=self.shared.stop, report=self.shared.report,
+                                       on_event=writer.on_event)
         except ModelError as error:
             raise RequestFailed(str(error), cause=error) from error
         except RequestFailed:
@@ -468,10 +460,9 @@ class _Request:
         except Exception as error:  # noqa: BLE001 - a model's failure fails the request, as in Yao
             raise RequestFailed(f"{type(error).__name__}: {error}", cause=error) from error
         writer.close_open()
-        message = assembler.message()
-        usage = finalize_usage(assembler.usage, messages, message)
+        message, usage, meta = reply.message, reply.usage, reply.meta
         result = self.shared.result
-        result.usage = usage if result.usage is None else usage_add(result.usage, usage)
+        result.usage = add_usage(result.usage, usage)
         if has_content(message):
             self.context.append(message)
         else:  # said once, as a diagnostic, instead of the store's warning about a dropped message
@@ -483,21 +474,6 @@ class _Request:
         self.last_completion = completion
         return completion, message
 
-    def _consume(self, assembler: Any, writer: ChunkWriter, event: dict, meta: dict) -> None:
-        assembler.consume(event)
-        kind = event.get("type")
-        if kind == "start" and event.get("model"):
-            meta["model"] = event["model"]
-        elif kind == "done":
-            meta.update(call_facts(event))
-            if meta.get("truncated"):
-                self.shared.report("reply_cut_off", "response", stop=meta.get("stopReason"))
-        elif kind == "error":
-            error = event.get("error")
-            text = error.get("message") if isinstance(error, dict) else error
-            raise RequestFailed(str(text or "the model failed"))
-        writer.on_event(event)
-
     # -- tools ---------------------------------------------------------------------------------------
 
     async def _run_tools(self, calls: list[dict]) -> tuple[list[dict], bool, bool]:
@@ -505,26 +481,20 @@ class _Request:
         answers, failed, retryable = [], False, False
         for call in calls:
             name = call["function"]["name"]
-            tool = self.tools.get(name)
-            if tool is None:
+            ran = await call_tool(self.tools, name, call_arguments(call))
+            if ran.ok:
+                answers.append(tool_call_response(call, result=as_json(ran.value, name)))
+            elif ran.missing:
                 answers.append(tool_call_response(call, error=f"failed to select MCP client for tool {name!r}"))
                 failed = True
-                continue
-            try:
-                arguments = tool.check(call_arguments(call))
-            except ValueError as invalid:
-                answers.append(tool_call_response(call, error=f"argument validation failed: {invalid}"))
+            elif ran.invalid is not None:
+                answers.append(tool_call_response(call, error=f"argument validation failed: {ran.invalid}"))
                 failed = retryable = True
-                continue
-            try:
-                value = await call_user_code(tool.function, **arguments)
-            except Exception as failure:  # noqa: BLE001 - a tool's failure is a result the request handles
-                text = f"tool call failed: {failure}"
+            else:  # a tool's failure is a result the request handles
+                text = f"tool call failed: {ran.failure}"
                 answers.append(tool_call_response(call, error=text))
                 failed = True
                 retryable = retryable or not any(p in text.lower() for p in _NON_RETRYABLE)
-                continue
-            answers.append(tool_call_response(call, result=as_json(value, name)))
         for answer in answers:
             self.context.append(tool_result_message(answer))
         return answers, failed, retryable
@@ -759,6 +729,7 @@ async def run_assistant_async(
     accept: str = "cui-web",
     clock: Callable[[], float] | None = None,
     trace_listener: Callable[[dict], None] | None = None,
+    stop: StopSignal | None = None,
     **ctx_fields: Any,
 ) -> YaoTurnResult:
     """Run one Yao request (see the module docstring) against ``context`` and return what it did.
@@ -776,7 +747,9 @@ async def run_assistant_async(
     get (default a :class:`HookContext` on the kit's Output; the current output API's ctx plugs in here,
     with its ``id_generator`` — ``message()`` / ``chunk()`` — shared with the model's chunks); ``clock`` gives
     milliseconds (for timestamps); ``ctx_fields`` set ``ctx`` fields (``chat_id``, ``locale``, …) and
-    the ``context_id`` / ``request_id`` / ``trace_id`` of the events.
+    the ``context_id`` / ``request_id`` / ``trace_id`` of the events; ``stop`` (a
+    ``hooks.turn_core.StopSignal``), set from any thread, stops the request: its hook is woken, a
+    ``ctx.llm`` stream and a ``ctx.agent.Call`` end (``run_assistant`` sets it on Ctrl-C).
     """
     if assistant is None or not isinstance(getattr(assistant, "id", None), str):
         raise TypeError(f"run_assistant(assistant=…): expected a loaded assistant with an id, got {assistant!r}")
@@ -800,7 +773,7 @@ async def run_assistant_async(
         raise TypeError(f"run_assistant(hooks_of=…): expected a callable, got {type(hooks_of).__name__}")
     script = as_yao_hooks(hooks) if hooks is not None else hooks_for(assistant, hooks_of)
     result = YaoTurnResult(accept=accept)
-    shared = _Shared(output, clock or (lambda: time.time() * 1000), result, id_generator)
+    shared = _Shared(output, clock or (lambda: time.time() * 1000), result, id_generator, stop)
     options = dict(options or {})
     defaults = {"chat_id": getattr(context, "id", "") or "", "accept": accept,
                 "connector": str(getattr(assistant, "connector", "") or "")}
@@ -812,12 +785,13 @@ async def run_assistant_async(
         ctx = current_context(sinks=[_Bridge(shared)],
                               services={"connectors": dict(connectors or {}), "model": model, "store": SESSION_MEMORY,
                                         "context_id": ids["context_id"],
-                                        "agents": _agent_runner(known, model, connectors, hooks_of, accept),
+                                        "agents": _agent_runner(known, model, connectors, hooks_of, accept, shared.stop),
                                         "trace_listener": trace_listener,
                                         **dict(getattr(assistant, "services", None) or {})},
                               **{**defaults, "assistant_id": assistant.id, **ctx_fields})
         shared.id_generator = ctx.output.ids
         services = ctx.services
+        services.llm.stop = shared.stop  # a ctx.llm.Stream ends at Ctrl-C
     elif hook_ctx is None:
         ctx = HookContext(**{**defaults, "assistant_id": assistant.id, **ctx_fields}).with_output(Output(accept=accept))
         ctx.output.add_sink(_Bridge(shared))
@@ -831,12 +805,14 @@ async def run_assistant_async(
     call_options = {key: value for key, value in options.items()
                     if key not in ("metadata", "mode", "search", "skip", "disable_global_prompts", "connector")}
     request = _Request(
-        context=context, input_messages=[_as_user_message(user_input)] if user_input is not None else [],
+        context=context, input_messages=[as_user_message(user_input)] if user_input is not None else [],
         assistant=assistant, hooks=script, model=model, connectors=dict(connectors or {}),
         tools={tool.name: tool for tool in as_tools(tools)}, max_tool_rounds=max_tool_rounds,
         options=call_options, hook_options=options, ctx=ctx, shared=shared, ids=ids, root=True, delegate=delegate,
         assistants=dict(assistants if assistants is not None else getattr(assistant, "assistants", None) or {}),
         append_input=True, hooks_of=hooks_of)
+    wake = getattr(script, "interrupt", None)
+    unwake = shared.stop.on_stop(wake) if callable(wake) else (lambda: None)
     try:
         response = await request.run()
     except RequestFailed as failed:
@@ -846,6 +822,8 @@ async def run_assistant_async(
     else:
         result.response = response
         result.next = response.get("next") if isinstance(response, dict) else None
+    finally:
+        unwake()
     if callable(getattr(getattr(ctx, "output", None), "flush", None)):
         ctx.output.flush()
     if services is not None:
@@ -861,22 +839,16 @@ def run_assistant(context: Context, user_input: Any, **kwargs: Any) -> YaoTurnRe
     The arguments are :func:`run_assistant_async`'s."""
     assistant = kwargs.get("assistant")
     hooks = kwargs.get("hooks")
-    script = as_yao_hooks(hooks) if hooks is not None else hooks_for(assistant, kwargs.get("hooks_of"))
-    kwargs["hooks"] = script
-
-    def wake() -> None:
-        interrupt = getattr(script, "interrupt", None)
-        if callable(interrupt):
-            interrupt()
-
-    return run_on_worker(lambda: run_assistant_async(context, user_input, **kwargs), wake)
+    kwargs["hooks"] = as_yao_hooks(hooks) if hooks is not None else hooks_for(assistant, kwargs.get("hooks_of"))
+    stop = kwargs["stop"] = kwargs.get("stop") or StopSignal()  # Ctrl-C sets it: the hook is woken
+    return run_until_stopped(lambda: run_assistant_async(context, user_input, **kwargs), stop)
 
 
 run_assistant.__doc__ = (run_assistant.__doc__ or "") + "\n\n" + (run_assistant_async.__doc__ or "")
 
 
 def _agent_runner(assistants: dict[str, Any], model: Any, connectors: dict | None, hooks_of: Any,
-                  accept: str) -> Callable[[str, list, dict, Any], dict]:
+                  accept: str, stop: StopSignal) -> Callable[[str, list, dict, Any], dict]:
     """``ctx.agent.Call``'s runner: another loaded assistant (by id) runs a request of its own on the
     messages the hook passed (the last one its input), in a Context of its own (Yao's sub-agents skip the
     history: ``agent/caller/jsapi.go:112-134``); ``on_message`` gets what it writes. Returns its Response."""
@@ -885,12 +857,20 @@ def _agent_runner(assistants: dict[str, Any], model: Any, connectors: dict | Non
         if target is None:
             raise LookupError(f"{agent_id}: not among the assistants loaded with this one "
                               f"({', '.join(sorted(assistants)) or 'none'})")
-        converted = [_as_user_message(message) for message in messages]
+        converted = [as_user_message(message) for message in messages]
         history, last = converted[:-1], converted[-1] if converted else None
         sink = _Callback(on_message) if callable(on_message) else None
-        result = run_assistant(Context(history), last, assistant=target, model=model, connectors=connectors,
-                               hooks_of=hooks_of, output=sink, accept=accept,
-                               options={key: value for key, value in options.items() if key in ("metadata", "connector")})
+        child = StopSignal()  # the caller's stop ends this request too
+        unlink = stop.on_stop(child.set)
+        try:
+            result = run_assistant(Context(history), last, assistant=target, model=model, connectors=connectors,
+                                   hooks_of=hooks_of, output=sink, accept=accept, stop=child,
+                                   options={key: value for key, value in options.items()
+                                            if key in ("metadata", "connector")})
+        except asyncio.CancelledError:  # stopped from the caller's side: a failure for the hook that called
+            raise RuntimeError("the calling request was interrupted") from None
+        finally:
+            unlink()
         if result.error is not None:
             raise RuntimeError(result.error.get("message") or "the assistant failed")
         return result.response or {}
@@ -907,8 +887,3 @@ class _Callback:
     def send(self, message: dict) -> None:
         self.fn(message)
 
-
-def _as_user_message(user_input: Any) -> dict:
-    if isinstance(user_input, dict):
-        return user_input if isinstance(user_input.get("type"), int) else from_view_message(user_input)
-    return user_message(user_input)
