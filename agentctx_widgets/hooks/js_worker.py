@@ -17,11 +17,11 @@ watches (everywhere); see :func:`zygote_main`.
 
 Inside, the engine is the same QuickJS context as before, on one thread with a large C stack, with our
 interrupt handler (``JS_SetInterruptHandler`` through ``ctypes``) enforcing the time and wall limits,
-and the prelude (``js_prelude.js``) as the bridge. What a hook sends is checked *here*, with the same
-functions ``Output.send`` uses, so a bad message throws at the ``ctx.Send`` call, and then buffered:
-sends cross to the kernel in batches, at ``ctx.Flush``, when a batch grows past :data:`SHIP_CHARS` /
-:data:`SHIP_COUNT`, before every synchronous round trip (a callable global, ``time.Sleep``) and at the
-end of the call. Console lines are shipped at once (a line written just before a hang is kept).
+and the prelude (``js_prelude.js``) as the bridge. What a hook sends is checked *here*
+(``js_host_calls``), with the same functions ``Output.send`` uses, so a bad message throws at the
+``ctx.Send`` call, and then buffered: sends cross to the kernel in batches, at ``ctx.Flush``, when a
+batch grows past ``SHIP_CHARS`` / ``SHIP_COUNT``, before every synchronous round trip (a callable
+global, ``time.Sleep``) and at the end of the call. Console lines are shipped at once (a line written just before a hang is kept).
 
 Wire format (both ways): frames of a 4-byte little-endian length, then a one-byte tag, then the body.
 Kernel → worker: ``L`` load (JSON), ``C`` call (JSON header, ``\\n``, the call's arguments as JSON),
@@ -54,18 +54,12 @@ from typing import Any
 import _quickjs
 import orjson
 
-from ..output import DeltaError, OutputMessageError
 from ..output.adapters import StandardAdapter
-from ..output.delta import _envelope as _delta_envelope
-from ..output.messages import group_members, normalize_group, normalize_message
+from .js_host_calls import HostCalls
 
 PRELUDE = resources.files(__package__).joinpath("js_prelude.js").read_text(encoding="utf-8")
 DISCOVER = resources.files(__package__).joinpath("js_discover.js").read_text(encoding="utf-8")
 
-SHIP_CHARS = 1 << 20
-"""A batch of sends is shipped to the kernel once it holds this many characters of JSON ..."""
-SHIP_COUNT = 4096
-"""... or this many messages, so neither side holds much and the kernel applies a flood as it comes."""
 CPU_MARGIN = 2.0
 """Seconds of CPU above a call's time limit before ``RLIMIT_CPU`` ends the worker (a backstop: the
 kernel kills an overrunning worker long before)."""
@@ -76,41 +70,6 @@ THREAD_STACK = 8 * 1024 * 1024
 
 _LEN = struct.Struct("<I")
 _HANDLER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
-
-HOST_LABELS = {"send": "ctx.Send", "send_group": "ctx.SendGroup", "flush": "ctx.Flush", "sleep": "time.Sleep",
-               "console": "console", "global": "host function", "yao": "ctx", "yao_outside": "ctx"}
-_YAO_PREFIXES = {"send": ("invalid message: ", "Send failed: "), "send_group": ("invalid group: ", "SendGroup failed: ")}
-"""Yao's wording (agent/context/jsapi.go:177-211): a message Yao cannot parse is ``invalid message: …``;
-one that its writer refuses (a standard client's image without a url) is ``Send failed: …``."""
-
-
-def host_error_text(name: str, error: BaseException) -> str:
-    """The JavaScript error message for a failed host call: Yao's text first, then our detail."""
-    text = str(error)
-    prefixes = _YAO_PREFIXES.get(name)
-    if prefixes is None:
-        return f"{HOST_LABELS.get(name, name)}: {text}"
-    invalid, failed = prefixes
-    if text.startswith(("invalid message: ", "invalid group: ", "Send failed: ", "SendGroup failed: ")):
-        if name == "send_group":
-            text = text.replace("invalid message: ", invalid, 1).replace("Send failed: ", failed, 1)
-        return text
-    if isinstance(error, OutputMessageError):
-        return invalid + text
-    return failed + text
-
-
-def error_reply(message: str, name: str | None = None, code: str | None = None) -> str:
-    """A round trip's reply that the prelude throws as an ``Error`` (named ``name``, with ``code``, when given)."""
-    return orjson.dumps([1, message, name, code]).decode()
-
-
-def error_code(error: BaseException) -> str | None:
-    """The code a JavaScript Error thrown for ``error`` carries: a ``DiagnosticError``'s (strict mode)."""
-    from ..output import DiagnosticError
-
-    return error.code if isinstance(error, DiagnosticError) else None
-
 
 class Channel:
     """Length-prefixed frames over a stream socket, with a timeout on receive."""
@@ -320,78 +279,30 @@ def _limit_cpu(seconds: float) -> None:
         pass
 
 
-class Budget:
-    """Time left for one call or load: time outside ``time.Sleep`` and wall time."""
-
-    def __init__(self) -> None:
-        self.armed = False
-        self.tripped: dict | None = None  # {"kind": "time" | "wall" | "cap" | "internal", "message"?}
-        self.start = 0.0
-        self.time_limit = 0.0
-        self.wall_deadline = 0.0
-        self.slept = 0.0
-
-    def arm(self, time_limit: float, wall_limit: float) -> None:
-        now = time.monotonic()
-        self.start, self.time_limit, self.wall_deadline = now, time_limit, now + wall_limit
-        self.slept, self.tripped, self.armed = 0.0, None, True
-
-    def disarm(self) -> None:
-        self.armed = False
-
-    def over(self) -> dict | None:
-        """The limit this call has hit, if any (the deadline check of every host call and of the handler)."""
-        if self.tripped is None and self.armed:
-            now = time.monotonic()
-            if now > self.wall_deadline:
-                self.tripped = {"kind": "wall"}
-            elif now - self.start - self.slept > self.time_limit:
-                self.tripped = {"kind": "time"}
-        return self.tripped
-
-    def abort(self, kind: str, message: str | None = None) -> None:
-        if self.tripped is None:
-            self.tripped = {"kind": kind, "message": message}
-
-
 class Worker:
-    """One QuickJS context and the host calls its prelude makes."""
+    """One QuickJS context: loads the source, runs each call, and stops JavaScript at the limits (its
+    interrupt handler); the host calls it makes are :class:`~.js_host_calls.HostCalls`'."""
 
     def __init__(self, channel: Channel, config: dict) -> None:
-        self.channel = channel
         self.memory_limit = int(config["memory_limit"])
         self.stack_limit = int(config["stack_limit"])
-        self.budget = Budget()
+        self.calls = HostCalls(channel, self._run_chunk)
+        self.budget = self.calls.budget
         self.handler = _HANDLER(self._interrupt_handler)
         self.context: Any = None
         self.call_fn: Any = None
         self.take_abort: Any = None
         self.callback_fn: Any = None
         self.callback_stack = ""
-        self.waits: list[float] = []  # when each running outside call last left JavaScript (innermost last)
-        self.limits: dict = {}
-        self.hook: str | None = None
-        self.in_call = False
-        self.sync = True
-        self.checkers: list[StandardAdapter] = []
-        self.caps = {"messages": 0, "chars": 0, "console": 0}
-        self.items: list[str] = []
-        self.items_chars = 0
-        self.console: list[list[str]] = []
-        self.sent = self.chars = self.console_chars = 0
-        self.notices: list[str] = []
-        self.delivered = 0
-        self.internal: str | None = None
-        self.handlers = {"send": self._send, "send_group": self._send_group, "flush": self._flush,
-                         "console": self._console, "sleep": self._sleep, "global": self._global,
-                         "yao": self._bound, "yao_outside": self._bound_outside}
+        self.interruptible = False  # our interrupt handler is installed (else only a kill stops a call)
 
     # -- the loop -----------------------------------------------------------------------------
 
     def serve(self) -> None:
+        channel = self.calls.channel
         while True:
             try:
-                body = self.channel.recv()
+                body = channel.recv()
             except (EOFError, OSError):
                 return
             tag = body[:1]
@@ -406,29 +317,25 @@ class Worker:
             except (EOFError, OSError):
                 return
 
-    def _begin(self, limits: dict, *, hook: str | None, sync: bool, checkers: list, caps: dict) -> None:
-        self.hook, self.sync, self.checkers, self.caps = hook, sync, checkers, caps
-        self.items, self.items_chars, self.console = [], 0, []
-        self.sent = self.chars = self.console_chars = 0
-        self.notices, self.delivered = [], 0
-        self.internal: str | None = None
+    def _begin(self, limits: dict, *, sync: bool, checkers: list, caps: dict) -> None:
+        self.calls.begin(sync=sync, checkers=checkers, caps=caps)
         self.callback_stack = ""
-        self.waits = []
         _limit_cpu(float(limits["time_limit"]))
         self.budget.arm(float(limits["time_limit"]), float(limits["wall_limit"]))
 
     def _finish(self, outcome: dict, extra: str = "") -> None:
+        calls = self.calls
         self.budget.disarm()
         if self.budget.tripped is not None:
             outcome["tripped"] = self.budget.tripped
             stack = self._abort_stack() or self.callback_stack
             if stack:
                 outcome["abort_stack"] = stack
-        if self.internal is not None:
-            outcome["internal"] = self.internal
-        outcome["notices"] = self.delivered
-        self.in_call = False
-        self.ship(result=outcome, extra=extra.encode())
+        if calls.internal is not None:
+            outcome["internal"] = calls.internal
+        outcome["notices"] = calls.delivered
+        calls.in_call = False
+        calls.ship(result=outcome, extra=extra.encode())
 
     def _abort_stack(self) -> str:
         if self.take_abort is None:
@@ -442,17 +349,12 @@ class Worker:
     # -- load and call ------------------------------------------------------------------------
 
     def _load(self, request: dict) -> None:
-        self.limits = request
-        self._begin(request, hook=None, sync=True, checkers=[], caps=request["caps"])
+        self.calls.limits = request
+        self._begin(request, sync=True, checkers=[], caps=request["caps"])
         phase = "prelude"
         outcome: dict
         try:
-            context = _quickjs.Context()
-            context.set_memory_limit(self.memory_limit)
-            context.set_max_stack_size(self.stack_limit)
-            installed = self._install_interrupt(context)
-            context.add_callable("__agentctx_host", self._host)
-            self.context = context
+            context = self._new_context()
             api = context.eval(PRELUDE)
             self.call_fn, self.take_abort = api("call"), api("takeAbort")
             self.callback_fn = api("callback")
@@ -468,20 +370,29 @@ class Worker:
             phase = "discover"
             names = orjson.loads(context.eval(DISCOVER)(register, builtin_error))
             sources = {name: source_of(name) for name in names}
-            outcome = {"loaded": {"names": names, "sources": sources, "interrupt_handler": installed}}
+            outcome = {"loaded": {"names": names, "sources": sources, "interrupt_handler": self.interruptible}}
         except (_quickjs.JSException, _quickjs.StackOverflow) as error:
             outcome = {"load_error": {"text": str(error), "phase": phase}}
         except Exception as error:  # noqa: BLE001 - reported to the kernel as ours
             outcome = {"load_error": {"text": f"{type(error).__name__}: {error}", "phase": phase, "internal": True}}
         self._finish(outcome)
 
+    def _new_context(self) -> Any:
+        """A QuickJS context with the limits, our interrupt handler and the host call installed."""
+        context = _quickjs.Context()
+        context.set_memory_limit(self.memory_limit)
+        context.set_max_stack_size(self.stack_limit)
+        self.interruptible = self._install_interrupt(context)
+        context.add_callable("__agentctx_host", self.calls.host)
+        self.context = context
+        return context
+
     def _call(self, body: bytes) -> None:
         head, payload = body.split(b"\n", 1)
         request = orjson.loads(head)
         checkers = [StandardAdapter(**options) for options in request["checks"]]
-        self._begin(self.limits | request, hook=request["name"], sync=request["sync"], checkers=checkers,
-                    caps=request["caps"])
-        self.in_call = True
+        self._begin(self.calls.limits | request, sync=request["sync"], checkers=checkers, caps=request["caps"])
+        self.calls.in_call = True
         envelope = ""
         outcome: dict = {}
         try:
@@ -501,6 +412,18 @@ class Worker:
             outcome = {"internal": f"{type(error).__name__}: {error}"}
         self._finish(outcome, envelope)
 
+    def _run_chunk(self, args_json: str) -> str:
+        """Run the waiting ``onChunk`` (during a bound call) with ``args_json``; its envelope."""
+        try:
+            envelope = self.callback_fn(args_json)
+            if not isinstance(envelope, str):
+                envelope = orjson.dumps({"ok": False, "error": "the prelude returned no answer"}).decode()
+        except (_quickjs.JSException, _quickjs.StackOverflow) as error:  # stopped by a limit inside it
+            if not self.callback_stack:
+                self.callback_stack = str(error)  # where it stopped, for the call's error (see _finish)
+            envelope = orjson.dumps({"ok": False, "stopped": str(error)}).decode()
+        return envelope
+
     # -- the interrupt handler ----------------------------------------------------------------
 
     def _interrupt_handler(self, _runtime: Any, _opaque: Any) -> int:
@@ -519,221 +442,6 @@ class Worker:
             return False  # the kernel warns; the process can still be killed at the limits
         lib.JS_SetInterruptHandler(runtime, self.handler, None)
         return True
-
-    # -- host calls ---------------------------------------------------------------------------
-
-    def _host(self, name: str, args_json: str) -> str:
-        """Every call from JavaScript into Python. It must never raise (the binding would be left with
-        a pending Python exception): failures go back as replies the prelude throws."""
-        try:
-            if self.budget.over() is not None:
-                return self._abort_reply()
-            handler = self.handlers.get(name)
-            if handler is None:
-                return error_reply(f"no host call {name!r}")
-            return handler(args_json)
-        except BaseException as error:  # noqa: BLE001 - ours: the call fails, named as ours
-            self.internal = f"{HOST_LABELS.get(name, name)}: {type(error).__name__}: {error}"
-            self.budget.abort("internal", self.internal)
-            return self._abort_reply()
-
-    def _abort_reply(self) -> str:
-        tripped = self.budget.tripped or {}
-        reason = tripped.get("message") or {"time": "its time limit", "wall": "its wall-clock limit"}.get(
-            tripped.get("kind"), "a limit")
-        return orjson.dumps([2, f"the hook was stopped: {reason}"]).decode()
-
-    def _cap(self, cap: str, message: str) -> str:
-        self.budget.abort("cap", message)
-        self.budget.tripped["cap"] = cap  # type: ignore[index]
-        return self._abort_reply()
-
-    def _take(self, name: str, args_json: str) -> tuple[Any, str | None]:
-        """Check one message as ``Output.send`` would (size, shape, the client's checks); (message, error)."""
-        size = len(args_json)
-        limit = int(self.limits["max_send_bytes"])
-        if size > limit:
-            return None, host_error_text(name, ValueError(
-                f"the message is {size:,} bytes of JSON, over the {limit:,}-byte limit (max_send_bytes)"))
-        if not self.in_call:
-            return None, host_error_text(name, RuntimeError("ctx is only usable while a hook runs"))
-        try:
-            value = orjson.loads(args_json)[0]
-            if not self.sync:
-                if name == "send":
-                    normalized = normalize_message(value)
-                    for checker in self.checkers:
-                        checker.check(normalized)
-                    _delta_envelope(normalized)
-                else:
-                    record = normalize_group(value)
-                    for checker in self.checkers:
-                        checker.check_group(record)
-                    for index, member in enumerate(group_members(record)):
-                        try:
-                            _delta_envelope(member)
-                        except DeltaError as error:
-                            raise DeltaError(error.code, f"group.messages[{index}]: {error}") from error
-        except Exception as error:  # noqa: BLE001 - thrown in JavaScript at the Send call
-            return None, host_error_text(name, error)
-        return value, None
-
-    def _count(self, size: int) -> str | None:
-        """Charge one kept message of ``size`` characters to the turn's caps; an abort reply past one."""
-        caps = self.caps
-        if self.sent + 1 > caps["messages"]:
-            return self._cap("max_output_messages", caps["messages_text"])
-        if self.chars + size > caps["chars"]:
-            return self._cap("max_output_bytes", caps["chars_text"])
-        self.sent += 1
-        self.chars += size
-        return None
-
-    def _send(self, args_json: str, name: str = "send") -> str:
-        value, error = self._take(name, args_json)
-        if error is not None:
-            return error_reply(error)
-        size = len(args_json) - 2
-        over = self._count(size)
-        if over is not None:
-            return over
-        if self.sync:
-            reply = self._round_trip({"op": name}, args_json)
-            if reply.startswith("[1"):  # the kernel refused it: nothing was kept
-                self.sent -= 1
-                self.chars -= size
-            return reply
-        self.items.append(('["s",' if name == "send" else '["g",') + args_json[1:])
-        self.items_chars += size
-        if self.items_chars >= SHIP_CHARS or len(self.items) >= SHIP_COUNT:
-            self.ship()
-        return ""
-
-    def _send_group(self, args_json: str) -> str:
-        return self._send(args_json, "send_group")
-
-    def _flush(self, _args_json: str) -> str:
-        if not self.in_call:
-            return error_reply(host_error_text("flush", RuntimeError("ctx is only usable while a hook runs")))
-        self.ship(flush=True)  # never waited for: a sink that fails is reported at the next Flush
-        self._poll_notices()
-        if self.notices:
-            self.delivered += 1
-            return error_reply(self.notices.pop(0))
-        return ""
-
-    def _console(self, args_json: str) -> str:
-        level, text = orjson.loads(args_json)
-        if self.console_chars + len(text) > self.caps["console"]:
-            return self._cap("max_console_bytes", self.caps["console_text"])
-        self.console_chars += len(text)
-        self.console.append([level, text])
-        self.ship()
-        return ""
-
-    def _sleep(self, args_json: str) -> str:
-        ms = orjson.loads(args_json)[0]
-        if not isinstance(ms, (int, float)) or ms != ms or ms < 0:
-            return error_reply(host_error_text("sleep", ValueError(f"expected a number of milliseconds ≥ 0, got {ms!r}")))
-        seconds = ms / 1000
-        left = self.budget.wall_deadline - time.monotonic()
-        if seconds > left:
-            self.budget.abort("wall", f"time.Sleep({ms:g}) would end past its {self.limits['wall_limit']} s "
-                                      f"wall-clock limit ({max(left, 0):.2f} s left)")
-            return self._abort_reply()
-        started = time.monotonic()
-        try:
-            return self._round_trip({"op": "sleep", "seconds": seconds})
-        finally:
-            self.budget.slept += time.monotonic() - started
-
-    def _global(self, args_json: str) -> str:
-        return self._round_trip({"op": "global"}, args_json)
-
-    def _bound(self, args_json: str) -> str:
-        """A method of a member the host bound on ``ctx`` (``[path, args, wants chunks]``): a round trip."""
-        if not self.in_call:
-            return error_reply(host_error_text("yao", RuntimeError("ctx is only usable while a hook runs")))
-        return self._round_trip({"op": "yao"}, args_json)
-
-    def _bound_outside(self, args_json: str) -> str:
-        """A bound call that waits on the outside world (a model, an agent): its wait counts as a sleep;
-        the time its ``onChunk`` callbacks run JavaScript counts (see :meth:`_callback`)."""
-        if not self.in_call:
-            return error_reply(host_error_text("yao", RuntimeError("ctx is only usable while a hook runs")))
-        self.waits.append(time.monotonic())
-        try:
-            return self._round_trip({"op": "yao", "outside": True}, args_json)
-        finally:
-            self.budget.slept += time.monotonic() - self.waits.pop()
-
-    # -- talking to the kernel ----------------------------------------------------------------
-
-    def ship(self, *, flush: bool = False, op: dict | None = None, result: dict | None = None,
-             extra: bytes = b"", callback: str | None = None) -> None:
-        """Send the buffered batch and console lines (with a flush, an op or the result) to the kernel."""
-        header: dict[str, Any] = {"sent": self.sent, "chars": self.chars, "console_chars": self.console_chars}
-        if self.console:
-            header["console"] = self.console
-            self.console = []
-        if flush:
-            header["flush"] = True
-        if op is not None:
-            header["op"] = op
-        if result is not None:
-            header["result"] = result
-        if callback is not None:
-            header["callback"] = callback
-        items = ("[" + ",".join(self.items) + "]").encode() if self.items else b"[]"
-        self.items, self.items_chars = [], 0
-        self.channel.send(b"F" + orjson.dumps(header) + b"\n" + items + b"\n" + extra)
-
-    def _round_trip(self, op: dict, argument: str = "") -> str:
-        """Ship the batch and ``op``; wait for the kernel's answer (the kernel bounds the wait)."""
-        self.ship(op=op, extra=argument.encode())
-        while True:
-            body = self.channel.recv()
-            tag = body[:1]
-            if tag == b"R":
-                return body[1:].decode()
-            if tag == b"A":
-                abort = orjson.loads(body[1:])
-                self.budget.abort(abort["kind"], abort.get("message"))
-                if abort.get("cap"):
-                    self.budget.tripped["cap"] = abort["cap"]  # type: ignore[index]
-                return self._abort_reply()
-            if tag == b"N":
-                self.notices.append(body[1:].decode())
-            if tag == b"K":
-                self._callback(body[1:])
-
-    def _callback(self, args_json: bytes) -> None:
-        """The kernel calls back the waiting ``onChunk`` (during a bound call): run it, ship its answer."""
-        if self.waits:
-            self.budget.slept += time.monotonic() - self.waits[-1]
-        try:
-            envelope = self.callback_fn(args_json.decode())
-            if not isinstance(envelope, str):
-                envelope = orjson.dumps({"ok": False, "error": "the prelude returned no answer"}).decode()
-        except (_quickjs.JSException, _quickjs.StackOverflow) as error:  # stopped by a limit inside it
-            if not self.callback_stack:
-                self.callback_stack = str(error)  # where it stopped, for the call's error (see _finish)
-            envelope = orjson.dumps({"ok": False, "stopped": str(error)}).decode()
-        if self.waits:
-            self.waits[-1] = time.monotonic()
-        self.ship(callback=envelope)
-
-    def _poll_notices(self) -> None:
-        while True:
-            body = self.channel.recv(timeout=0)
-            if body is None:
-                return
-            tag = body[:1]
-            if tag == b"N":
-                self.notices.append(body[1:].decode())
-            elif tag == b"A":
-                abort = orjson.loads(body[1:])
-                self.budget.abort(abort["kind"], abort.get("message"))
 
 
 if __name__ == "__main__":  # pragma: no cover - started by js_engine with the control socket's fd
