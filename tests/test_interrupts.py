@@ -4,6 +4,8 @@ Each case runs a script in a fresh interpreter: it starts a turn, sends itself S
 is provably busy (the stream has started, the hook or tool is running), and prints what it saw as
 JSON. The turn must stop, close the HTTP stream, commit nothing and raise KeyboardInterrupt in the
 calling code; the next turn must work. Latency is measured in bench/models.py, not asserted here.
+The Yao cases (issue 19) check a Yao request the same way: a real connector, a long tool, ctx.llm.Stream
+in a TypeScript hook, ctx.agent.Call in one; each prints its SIGINT -> KeyboardInterrupt time (pytest -s).
 """
 
 from __future__ import annotations
@@ -150,3 +152,164 @@ def test_interrupting_agentctx_run_prints_one_line_and_leaves_the_context_unchan
     assert seen["stderr"] == ("agentctx: run: interrupted; the partial reply was not committed and the context "
                               "is unchanged\n")
     assert seen["unchanged"] is True and seen["length"] == 2
+
+
+# -- Yao requests (issue 19): the same checks for today's Yao lifecycle ---------------------------------
+
+YAO = """
+from types import SimpleNamespace
+from pathlib import Path
+import tempfile
+from agentctx_widgets.yao.runner import run_assistant
+from agentctx_widgets.yao.typescript import load_ts_module_set
+
+pressed = {}
+
+def interrupt_yao_when(ready):
+    def watch():
+        while not ready():
+            time.sleep(0.005)
+        pressed["at"] = time.monotonic()
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=watch, daemon=True).start()
+
+def assistant(id, prompts=True, **fields):
+    return SimpleNamespace(id=id, prompts=[{"role": "system", "content": "Be brief."}] if prompts else [],
+                           connector="", options={}, mcp=None, **fields)
+
+def ts_hooks(source):
+    folder = Path(tempfile.mkdtemp())
+    (folder / "index.ts").write_text(source)
+    return load_ts_module_set(folder)
+
+class Sink:
+    def __init__(self): self.sent = []
+    def send(self, message): self.sent.append(json.loads(json.dumps(message)))
+    def text(self): return "".join(str(m.get("props", {}).get("content", "")) for m in self.sent if m.get("type") == "text")
+
+def request(context, text, **kwargs):
+    try:
+        result = run_assistant(context, text, **kwargs)
+        return {"raised": None, "ok": result.ok, "error": result.error}
+    except KeyboardInterrupt:
+        return {"raised": "KeyboardInterrupt", "stop_ms": (time.monotonic() - pressed["at"]) * 1000}
+
+def user(text):
+    return [{"type": 2, "content": [{"type": "text", "text": text}]}]
+"""
+
+SLOW_STREAM = 400  # chunks at 50 ms each: 20 s, so a request that is not stopped cannot end in time
+
+
+def run_yao_script(body: str) -> dict:
+    return run_script(YAO + textwrap.dedent(body))
+
+
+def test_interrupting_a_yao_request_while_a_real_connector_streams_closes_the_stream_and_commits_nothing():
+    seen = run_yao_script(f"""
+        with WireServer(Reply([chunk("w%d " % i) for i in range({SLOW_STREAM})], delay=0.05)) as server:
+            context, sink = Context(), Sink()
+            model = OpenAIChatModel("m", base_url=server.url, api_key="test")
+            interrupt_yao_when(lambda: "w3 " in sink.text())
+            outcome = request(context, "hi", assistant=assistant("t.a"), model=model, output=sink)
+            server.disconnected.wait(5)
+            committed = context.messages()
+            after = run_assistant(context, "again", assistant=assistant("t.a"), model=ScriptedModel(["fine"]))
+            print(json.dumps({{**outcome, "disconnected": server.disconnected.is_set(), "context": committed,
+                              "streamed": sink.text(), "next_ok": after.ok, "requests": len(server.requests),
+                              "next_answer": after.completion["content"]}}))
+    """)
+    print("Yao, real connector: SIGINT -> KeyboardInterrupt", seen.get("stop_ms"), "ms")
+    assert seen["raised"] == "KeyboardInterrupt"
+    assert seen["disconnected"] is True  # the HTTP stream was closed before the server finished writing it
+    assert seen["streamed"].startswith("w0 w1 w2 w3 ") and f"w{SLOW_STREAM - 1}" not in seen["streamed"]
+    assert seen["context"] == [{"type": 2, "content": [{"type": "text", "text": "hi"}]}]  # the input only
+    assert seen["next_ok"] is True and seen["next_answer"] == "fine" and seen["requests"] == 1
+
+
+def test_interrupting_a_yao_request_in_a_long_tool_stops_it_and_commits_no_round():
+    seen = run_yao_script("""
+        running = threading.Event()
+        def slow_lookup(query: str) -> str:
+            \"\"\"Looks something up, slowly.\"\"\"
+            running.set()
+            time.sleep(30)
+            return "found"
+        model = ScriptedModel([{"tool_calls": [{"id": "c1", "name": "slow_lookup", "arguments": {"query": "x"}}]}, "done"])
+        context = Context()
+        started = time.monotonic()
+        interrupt_yao_when(running.is_set)
+        outcome = request(context, "look it up", assistant=assistant("t.a"), model=model, tools=[slow_lookup])
+        print(json.dumps({**outcome, "stopped_before_the_tool_ended": time.monotonic() - started < 30,
+                          "context": context.messages()}))
+    """)
+    print("Yao, long tool: SIGINT -> KeyboardInterrupt", seen.get("stop_ms"), "ms")
+    assert seen["raised"] == "KeyboardInterrupt"
+    assert seen["stopped_before_the_tool_ended"] is True
+    assert seen["context"] == [{"type": 2, "content": [{"type": "text", "text": "look it up"}]}]
+
+
+def test_interrupting_ctx_llm_stream_inside_a_yao_hook_closes_the_stream_and_the_next_request_works():
+    seen = run_yao_script(f"""
+        hooks = ts_hooks('''
+        function Create(ctx: any, messages: any[]): any {{
+          if (messages[messages.length - 1].content === "stream") {{
+            const result = ctx.llm.Stream("m", [{{ role: "user", content: "x" }}]);
+            return {{ metadata: {{ streamed: result.content ?? result.error }} }};
+          }}
+          return {{ metadata: {{ fine: true }} }};
+        }}
+        function Next(ctx: any, payload: any): any {{ return {{ data: ctx.metadata }}; }}
+        ''')
+        with WireServer(Reply([chunk("w%d " % i) for i in range({SLOW_STREAM})], delay=0.05)) as server:
+            context, sink = Context(), Sink()
+            model = OpenAIChatModel("m", base_url=server.url, api_key="test")
+            interrupt_yao_when(lambda: "w3 " in sink.text())
+            outcome = request(context, "stream", assistant=assistant("t.hook", prompts=False), hooks=hooks,
+                              model=model, output=sink)
+            server.disconnected.wait(5)
+            committed = context.messages()
+            after = run_assistant(context, "again", assistant=assistant("t.hook", prompts=False), hooks=hooks,
+                                  model=ScriptedModel(["unused"]))
+            print(json.dumps({{**outcome, "disconnected": server.disconnected.is_set(), "context": committed,
+                              "streamed": sink.text(), "next_ok": after.ok, "next": after.next,
+                              "requests": len(server.requests)}}))
+    """)
+    print("Yao, ctx.llm.Stream in a hook: SIGINT -> KeyboardInterrupt", seen.get("stop_ms"), "ms")
+    assert seen["raised"] == "KeyboardInterrupt"
+    assert seen["disconnected"] is True
+    assert seen["streamed"].startswith("w0 w1 w2 w3 ") and f"w{SLOW_STREAM - 1}" not in seen["streamed"]
+    assert seen["context"] == [{"type": 2, "content": [{"type": "text", "text": "stream"}]}]
+    assert seen["next_ok"] is True and seen["next"] == {"fine": True} and seen["requests"] == 1
+
+
+def test_interrupting_ctx_agent_call_inside_a_yao_request_stops_the_sub_request_and_closes_its_stream():
+    seen = run_yao_script(f"""
+        hooks = ts_hooks('''
+        function Create(ctx: any, messages: any[]): any {{
+          if (messages[messages.length - 1].content === "delegate") {{
+            const sub = ctx.agent.Call("t.target", [{{ role: "user", content: "over to you" }}]);
+            return {{ metadata: {{ sub: sub.content ?? sub.error }} }};
+          }}
+          return {{ metadata: {{ fine: true }} }};
+        }}
+        function Next(ctx: any, payload: any): any {{ return {{ data: ctx.metadata }}; }}
+        ''')
+        target = assistant("t.target")
+        caller = assistant("t.caller", prompts=False, assistants={{"t.target": target}})
+        with WireServer(Reply([chunk("w%d " % i) for i in range({SLOW_STREAM})], delay=0.05)) as server:
+            context = Context()
+            model = OpenAIChatModel("m", base_url=server.url, api_key="test")
+            interrupt_yao_when(lambda: server.first_byte_at and time.perf_counter() - server.first_byte_at[0] > 0.2)
+            outcome = request(context, "delegate", assistant=caller, hooks=hooks, model=model)
+            server.disconnected.wait(5)
+            committed = context.messages()
+            after = run_assistant(context, "again", assistant=caller, hooks=hooks, model=ScriptedModel(["unused"]))
+            print(json.dumps({{**outcome, "disconnected": server.disconnected.is_set(), "context": committed,
+                              "next_ok": after.ok, "next": after.next, "requests": len(server.requests)}}))
+    """)
+    print("Yao, ctx.agent.Call: SIGINT -> KeyboardInterrupt", seen.get("stop_ms"), "ms")
+    assert seen["raised"] == "KeyboardInterrupt"
+    assert seen["disconnected"] is True  # the sub-agent's model stream was closed too
+    assert seen["context"] == [{"type": 2, "content": [{"type": "text", "text": "delegate"}]}]
+    assert seen["next_ok"] is True and seen["next"] == {"fine": True} and seen["requests"] == 1
