@@ -73,7 +73,8 @@ from .errors import HookError, HookLoadError, HookMemoryError, HookReturnError, 
 from .hook_context import HookContext
 from .js_bridge import Bridge, Conversation, Overrun, TurnTally, json_default
 from .js_engine import EngineThread, WorkerDied, WorkerProcess, WorkerSlot
-from .js_failures import INTERNAL, Diagnosis, internal, load_error, member_at, user_line
+from .js_failures import Diagnosis, internal, member_at, user_line
+from .js_keeper import WorkerKeeper
 from .js_limits import MAX_CONSOLE_BYTES, MAX_OUTPUT_BYTES, MAX_OUTPUT_MESSAGES, MAX_SEND_BYTES, MB, Limits
 from .returns import check_result
 
@@ -107,18 +108,17 @@ class JsHooks:
         self.limits = Limits.of(limits, **limit_options)
         self._result_check = result_check or check_result  # (hook, value, *, line); Yao hooks bring their own
         self._bridge = Bridge(self.limits, _callables(globals), sleep, echo_console)
-        self._global_specs = {name: None if callable(value) else orjson.dumps(value).decode()
-                              for name, value in self._bridge.globals.items()}
+        global_specs = {name: None if callable(value) else orjson.dumps(value).decode()
+                        for name, value in self._bridge.globals.items()}
         self._diagnosis = Diagnosis(source, self.limits)
-        self._engine = EngineThread()
-        self._slot = WorkerSlot()
+        self._keeper = WorkerKeeper(source, global_specs, self.limits, self._bridge)
+        self._engine, self._slot = self._keeper.engine, self._keeper.slot
         self._lock = threading.Lock()
         self._active_lock = threading.Lock()
         self._active: WorkerProcess | None = None  # the worker of the call running now (interrupt() kills it)
         self._interrupted = False
         self._turn: TurnTally | None = None
         self.names: frozenset[str] = frozenset()
-        self.rebuilds = 0  # times the engine was rebuilt after a limit was hit
         self._load_or_close()
         weakref.finalize(self, _finalize, self._engine, self._slot)  # neither holds a reference back to self
         _HOOK_SETS.add(self)
@@ -127,12 +127,10 @@ class JsHooks:
         try:
             self._engine.run(self._first_load)
         except HookError as error:
-            self._slot.close()
-            self._engine.close(self._slot.close)
+            self._keeper.close_now()
             raise error.relocate(first_line=self.first_line, origin=self.origin)
         except BaseException:
-            self._slot.close()  # a KeyboardInterrupt while loading: the worker is stopped at once
-            self._engine.close(self._slot.close)
+            self._keeper.close_now()  # a KeyboardInterrupt while loading: the worker is stopped at once
             raise
 
     def _after_fork(self) -> None:
@@ -160,6 +158,11 @@ class JsHooks:
     @echo_console.setter
     def echo_console(self, echo: bool) -> None:
         self._bridge.echo_console = echo
+
+    @property
+    def rebuilds(self) -> int:
+        """Times the engine was rebuilt after a limit was hit."""
+        return self._keeper.rebuilds
 
     @property
     def worker_pid(self) -> int | None:
@@ -191,71 +194,18 @@ class JsHooks:
 
     def close(self) -> None:
         """Stop the engine (its thread and its process). The hooks cannot be called afterwards."""
-        self._engine.close(self._slot.close)
+        self._keeper.close()
 
-    # -- engine thread: the worker ------------------------------------------------------------
+    # -- engine thread: loading ------------------------------------------------------------
 
     def _first_load(self) -> None:
-        loaded = self._start_worker()
+        loaded = self._keeper.start()
         self.names = frozenset(loaded["names"])
         self._diagnosis.learn(loaded["sources"])
         if not loaded.get("interrupt_handler", True):
             warnings.warn("agentctx_widgets: cannot install the QuickJS interrupt handler on this quickjs build; "
                           "a JavaScript hook past its limits is stopped by killing its process",
                           RuntimeWarning, stacklevel=4)
-
-    def _start_worker(self) -> dict:
-        """A fresh worker with the source loaded (in the slot); raises HookLoadError."""
-        self._slot.close()
-        try:
-            worker = WorkerProcess(**self.limits.worker_config())
-        except OSError as error:
-            raise HookLoadError(f"could not start the JavaScript engine's process: {error}", code=INTERNAL) from None
-        self._slot.worker = worker
-        request = {"source": self.source, "globals": self._global_specs, **self.limits.load_request(),
-                   "caps": self.limits.caps_left(0, 0, 0)}
-        call = Conversation(self.limits, None, None, TurnTally(self))
-        try:
-            result, _ = self._bridge.converse(worker, b"L" + orjson.dumps(request), call)
-        except Exception as error:
-            self._slot.close()
-            raise _load_failure(error) from None
-        tripped = result.get("tripped")
-        if "load_error" in result or tripped is not None:
-            self._slot.close()
-            problem = result.get("load_error") or {}
-            raise load_error(problem.get("text", ""), tripped, problem.get("phase", "source"),
-                             bool(problem.get("internal")))
-        return result["loaded"]
-
-    def _ready_worker(self) -> WorkerProcess:
-        worker = self._slot.worker
-        if worker is None or worker.killed:
-            self._start_worker()
-            worker = self._slot.worker
-        assert worker is not None
-        return worker
-
-    def _replace_worker(self, worker: WorkerProcess | None) -> None:
-        """After a limit, a kill or an internal failure: drop ``worker``; a fresh one is loaded right after
-        this call (on the engine thread, before the next call). Once per worker."""
-        if worker is None or self._slot.worker is not worker:
-            if worker is not None:
-                worker.close()
-            return
-        self.rebuilds += 1
-        self._slot.close()
-        try:
-            self._engine.submit(self._rebuild_quietly)
-        except RuntimeError:  # closed
-            pass
-
-    def _rebuild_quietly(self) -> None:
-        if self._slot.worker is None:
-            try:
-                self._start_worker()
-            except HookError:
-                pass  # the next call tries again and reports it
 
     # -- engine thread: a call ----------------------------------------------------------------
 
@@ -268,7 +218,7 @@ class JsHooks:
             raise KeyError(f"the JavaScript source defines no {name} hook (it defines {sorted(self.names)})")
         payload = orjson.dumps([ctx.to_json(), *args], default=json_default)
         try:
-            worker = self._ready_worker()
+            worker = self._keeper.ready()
         except HookLoadError as error:
             raise HookLoadError(f"its engine could not be rebuilt: {error.detail}", hook=name, line=error.line,
                                 code=error.code) from None
@@ -283,37 +233,37 @@ class JsHooks:
                                                   + payload, call)
         except Overrun as over:
             worker.kill()
-            self._replace_worker(call.worker)
+            self._keeper.replace(call.worker)
             raise self._diagnosis.stopped(name, over.why, over.detail) from None
         except WorkerDied as died:
-            self._replace_worker(call.worker)
+            self._keeper.replace(call.worker)
             raise self._diagnosis.stopped(name, "interrupt" if self._interrupted else "died", str(died)) from None
         except Exception as error:  # ours: a frame we could not read, a bug
             worker.kill()
-            self._replace_worker(call.worker)
+            self._keeper.replace(call.worker)
             raise internal(name, f"{type(error).__name__}: {error}") from None
         finally:
             with self._active_lock:
                 self._active = None
         if worker.killed:  # an interrupt that came as the call ended: its result stands, the engine is new
-            self._replace_worker(call.worker)
+            self._keeper.replace(call.worker)
         return self._outcome(name, call, result, extra)
 
     def _outcome(self, name: str, call: Conversation, result: dict, extra: bytes) -> dict | None:
         """The call's value (checked), or the error its result reports (the engine replaced when needed)."""
         failure = self._failure(name, result)
         if failure is not None:
-            self._replace_worker(call.worker)
+            self._keeper.replace(call.worker)
             raise failure
         try:
             reply = orjson.loads(extra)
             if not isinstance(reply, dict) or "ok" not in reply and "internal" not in reply:
                 raise ValueError(f"the envelope is {extra[:80]!r}")
         except ValueError as error:
-            self._replace_worker(call.worker)
+            self._keeper.replace(call.worker)
             raise internal(name, f"an unreadable result ({error})") from None
         if "internal" in reply:
-            self._replace_worker(call.worker)
+            self._keeper.replace(call.worker)
             raise internal(name, str(reply["internal"]))
         line = self.lines.get(name)
         late = call.late[int(result.get("notices", 0)):]
@@ -325,7 +275,7 @@ class JsHooks:
             raise HookReturnError(f"returned {reply['badReturn']}", hook=name, line=line)
         thrown = self._diagnosis.thrown(name, reply["thrown"])
         if isinstance(thrown, (HookStackOverflowError, HookMemoryError)):
-            self._replace_worker(call.worker)
+            self._keeper.replace(call.worker)
         raise thrown
 
     def _failure(self, name: str, result: dict) -> HookError | None:
@@ -357,17 +307,6 @@ def _callables(globals: dict[str, Any] | None) -> dict[str, Any]:  # noqa: A002
         if not re.fullmatch(r"[A-Za-z_$][\w$]*", name):
             raise ValueError(f"hooks_from_js(globals=…): {name!r} is not a JavaScript identifier")
     return names
-
-
-def _load_failure(error: Exception) -> HookLoadError:
-    """A load that did not come back: past its limits in native code, a dead worker, or ours."""
-    if isinstance(error, Overrun):
-        return HookLoadError("the top-level code ran past the time limit in code that does not yield (a "
-                             "built-in on a huge array-like?); its engine process was stopped", code="HOOK_TIMEOUT")
-    if isinstance(error, WorkerDied):
-        return HookLoadError(f"its JavaScript engine process ended while loading the source ({error})", code=INTERNAL)
-    return HookLoadError(f"internal error in the JavaScript bridge while loading: {type(error).__name__}: "
-                         f"{error}", code=INTERNAL)
 
 
 def _call_header(name: str, ctx: Any, limits: Limits, turn: TurnTally) -> bytes:
