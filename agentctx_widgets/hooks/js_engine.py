@@ -39,6 +39,7 @@ import struct
 import subprocess
 import sys
 import threading
+import traceback
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -320,11 +321,22 @@ class EngineThread:
                 result = fn(*args)
             except BaseException as error:  # noqa: BLE001 - handed to the waiting caller
                 fn = args = None
+                _drop_frames(error)  # this thread holds it until set_exception returns, after the caller woke
                 future.set_exception(error)
             else:
                 fn = args = None
                 future.set_result(result)
         return True
+
+
+def _drop_frames(error: BaseException | None) -> None:
+    """Clear the locals of the finished frames in ``error``'s traceback and its chain: a hook's context
+    (its output, the turn's messages) must not live on through an exception this thread still holds."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        traceback.clear_frames(error.__traceback__)
+        error = error.__cause__ or error.__context__
 
 
 class WorkerSlot:

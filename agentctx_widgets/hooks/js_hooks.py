@@ -57,6 +57,7 @@ it never carries over to the next call.
 from __future__ import annotations
 
 import asyncio
+import copy
 import os
 import re
 import threading
@@ -176,8 +177,13 @@ class JsHooks:
         """Run hook ``name`` on the engine thread without blocking the event loop."""
         try:
             return await asyncio.wrap_future(self._engine.submit(self._call_locked, name, ctx, args))
-        except HookError as error:
-            raise error.relocate(first_line=self.first_line, origin=self.origin) from None
+        except HookError as shared:
+            # The engine thread's future still holds ``shared`` until its hand-off returns, which may be after
+            # the turn ended: raise a copy, so the frames of the turn it passes through are not reachable there.
+            error = copy.copy(shared)
+            error.args = shared.args  # copy rebuilds from args; the attributes come back with __dict__
+            shared.__traceback__ = None
+            raise error.relocate(first_line=self.first_line, origin=self.origin).with_traceback(None) from None
 
     def take_console(self) -> list[dict]:
         return self._bridge.take_console()
