@@ -16,12 +16,13 @@ import asyncio
 import concurrent.futures
 import contextvars
 import inspect
+import os
 import queue
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from ..models.clients import open_pool
+from ..models.clients import LoopClients, open_pool, use_pool
 
 STOP_GRACE = 2.0
 """Seconds the calling thread waits for an interrupted turn to clean up before raising anyway."""
@@ -98,33 +99,64 @@ class CallerThread:
 
 
 def run_on_worker(main: Callable[[], Coroutine[Any, Any, Any]], on_interrupt: Callable[[], None]) -> Any:
-    """Run ``main()`` in a fresh event loop on a worker thread; serve user code here meanwhile.
+    """Run ``main()`` in an event loop of its own thread; serve user code here meanwhile.
 
-    On ``KeyboardInterrupt`` here: ``on_interrupt()`` (wake what the task may be blocked in), cancel the
-    task, wait up to :data:`STOP_GRACE` for it to finish cleaning up, then raise ``KeyboardInterrupt``.
+    The loop is the process's kept one (:class:`KeptLoop`) when no other turn holds it — so the model
+    clients of one turn, and their connections, serve the next — else a fresh one for this turn alone
+    (two turns at once from two threads). On ``KeyboardInterrupt`` here: ``on_interrupt()`` (wake what
+    the task may be blocked in), cancel the task, wait up to :data:`STOP_GRACE` for it to finish cleaning
+    up, then raise ``KeyboardInterrupt``.
     """
+    kept = _claim_kept_loop()
+    try:
+        return _drive(main, on_interrupt, kept)
+    finally:
+        if kept is not None:
+            kept.release()
+
+
+def _drive(main: Callable[[], Coroutine[Any, Any, Any]], on_interrupt: Callable[[], None],
+           kept: KeptLoop | None) -> Any:
     caller = CallerThread()
     box: dict[str, Any] = {}
     started = threading.Event()
+    finished = threading.Event()
 
-    async def entry() -> Any:
+    async def entry() -> None:
         box["loop"], box["task"] = asyncio.get_running_loop(), asyncio.current_task()
         started.set()
         _CURRENT.set(caller)
-        async with open_pool():  # the turn's model clients, shared by its calls, closed with it
-            return await main()
-
-    def work() -> None:
+        before = asyncio.all_tasks()
         try:
-            box["result"] = asyncio.run(entry())
-        except BaseException as error:  # noqa: BLE001 - re-raised in the calling thread
+            async with (use_pool(kept.pool) if kept is not None else open_pool()):  # the turn's model clients
+                box["result"] = await main()
+        except BaseException as error:  # noqa: BLE001 - re-raised in the calling thread (and a kept loop lives on)
             box["error"] = error
         finally:
-            started.set()
-            caller.stop()
+            if kept is not None:
+                await _cancel_tasks_since(before)  # what asyncio.run does when a fresh loop's turn ends
 
-    worker = threading.Thread(target=work, name="agentctx-run-turn", daemon=True)
-    worker.start()
+    def done() -> None:
+        started.set()
+        finished.set()
+        caller.stop()
+
+    if kept is None:
+        def work() -> None:
+            try:
+                asyncio.run(entry())
+            except BaseException as error:  # noqa: BLE001 - re-raised in the calling thread
+                box.setdefault("error", error)
+            finally:
+                done()
+
+        worker = threading.Thread(target=work, name="agentctx-run-turn", daemon=True)
+        worker.start()
+        wait: Callable[..., Any] = worker.join
+    else:
+        future = asyncio.run_coroutine_threadsafe(entry(), kept.loop)
+        future.add_done_callback(lambda _future: done())
+        wait = finished.wait
     try:
         caller.serve()
     except KeyboardInterrupt:
@@ -137,9 +169,69 @@ def run_on_worker(main: Callable[[], Coroutine[Any, Any, Any]], on_interrupt: Ca
                 loop.call_soon_threadsafe(task.cancel)
             except RuntimeError:  # the loop already closed: the turn ended on its own
                 pass
-        worker.join(STOP_GRACE)
+        wait(STOP_GRACE)
         raise
-    worker.join()
+    wait()
     if "error" in box:
         raise box["error"]
+    if "result" not in box:
+        raise RuntimeError("the turn's task ended without a result")
     return box["result"]
+
+
+async def _cancel_tasks_since(before: set) -> None:
+    current = asyncio.current_task()
+    leftover = [task for task in asyncio.all_tasks() if task not in before and task is not current]
+    for task in leftover:
+        task.cancel()
+    if leftover:
+        await asyncio.gather(*leftover, return_exceptions=True)
+
+
+class KeptLoop:
+    """The process's kept event loop for turns, on its own daemon thread, with its model clients.
+
+    Why kept: an async SDK client belongs to its loop, so with a fresh loop per turn every turn built a
+    client and opened a connection (a TLS handshake to a remote provider). Turns take it one at a time;
+    what a turn leaves running is cancelled when it ends, as ``asyncio.run`` would. A forked child makes
+    its own (the thread does not exist there)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.pool = LoopClients()
+        self.busy = False
+        self.pid = os.getpid()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="agentctx-turn-loop", daemon=True)
+        self.thread.start()
+
+    def usable(self) -> bool:
+        return self.pid == os.getpid() and self.thread.is_alive() and not self.loop.is_closed()
+
+    def release(self) -> None:
+        with _KEPT_LOCK:
+            self.busy = False
+
+
+_KEPT_LOCK = threading.Lock()
+_kept: KeptLoop | None = None
+
+
+def _claim_kept_loop() -> KeptLoop | None:
+    """The kept loop, marked busy, or None while another turn holds it."""
+    global _kept
+    with _KEPT_LOCK:
+        if _kept is None or not _kept.usable():
+            _kept = KeptLoop()
+        if _kept.busy:
+            return None
+        _kept.busy = True
+        return _kept
+
+
+def _after_fork_in_child() -> None:
+    global _KEPT_LOCK, _kept
+    _KEPT_LOCK, _kept = threading.Lock(), None  # the parent's loop thread is not here; its lock may be held
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

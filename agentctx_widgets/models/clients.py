@@ -4,9 +4,10 @@ Why: building an async SDK client costs far more than a loopback request (measur
 ``AsyncOpenAI`` ~27 ms on a quiet machine, almost all of it the TLS context httpx builds from the CA
 bundle for every client), and a client per model call also means a new TCP (and TLS) connection per
 round of a tool loop. An async client belongs to the loop it first ran in, so clients can't outlive
-their loop: a :class:`LoopClients` pool is opened around each turn's loop (``hooks.caller``) and
-closed when that loop's work ends; inside it, every call of one model with the same settings gets the
-same client and so the same connections. The TLS context is built once per process (with httpx's own
+their loop: turns run on the process's kept loop (``hooks.caller.KeptLoop``), whose
+:class:`LoopClients` pool lives as long as it does, so every call of one model with the same settings —
+the rounds of a tool loop and the turns of a session — gets the same client and connections; a turn
+that runs beside another gets a fresh loop with a pool of its own, closed when it ends. The TLS context is built once per process (with httpx's own
 defaults: certifi, ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``) and shared by every client's HTTP pool.
 
 Outside a pool (a model's ``stream`` driven from the user's own loop), a call builds a client of its
@@ -64,6 +65,23 @@ class LoopClients:
 def current_pool() -> LoopClients | None:
     """The pool of the turn running in this context, if any."""
     return _POOL.get()
+
+
+class use_pool:
+    """``async with use_pool(pool):`` — clients built inside come from ``pool``, which stays open after
+    (the kept loop's pool, ``hooks.caller.KeptLoop``: one turn's clients serve the next)."""
+
+    def __init__(self, pool: LoopClients) -> None:
+        self.pool = pool
+        self._token: contextvars.Token | None = None
+
+    async def __aenter__(self) -> LoopClients:
+        self._token = _POOL.set(self.pool)
+        return self.pool
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if self._token is not None:
+            _POOL.reset(self._token)
 
 
 class open_pool:

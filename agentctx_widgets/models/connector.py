@@ -10,8 +10,9 @@ every provider:
   runner's neutral tool list, converted by the builder.
 - The client is the one passed as ``client=`` (sync or async SDK client), else an async SDK client
   built from ``api_key`` / ``base_url`` — or, with neither, from the SDK's own environment variables —
-  once per turn (``clients.LoopClients``: an async client is bound to its event loop, and each turn
-  runs its own), so the rounds of a tool loop share its connections; its HTTP pool uses the process's
+  once per loop (``clients.LoopClients``: an async client is bound to its event loop; turns run one
+  after another on a kept loop), so the rounds of a tool loop and the turns of a session share its
+  connections; its HTTP pool uses the process's
   one TLS context (``clients.shared_tls_context``), and its transport bounds what the server may send
   (``limits``: bytes per line and per response, decompressed size, ``TIMEOUT_SECONDS``). SDK retries are off (``max_retries=0``) so every failure reaches the ``Error`` hook,
   which decides (seed 000, Pattern 4).
@@ -164,10 +165,9 @@ class SdkModel:
         """The client passed as ``client=``, else a new async SDK client built from ``api_key`` /
         ``base_url`` (or, with neither, the SDK's own environment variables).
 
-        Not kept here: an async client belongs to the event loop it first ran in, and every ``run_turn``
-        runs its own loop (in Jupyter, on a worker thread), so a client kept from one turn fails the next
-        with "Event loop is closed". :meth:`stream` takes it from the turn's ``LoopClients`` (one per
-        turn and settings, closed with the turn), or, outside a turn, builds one per call and closes it."""
+        Not kept here: an async client belongs to the event loop it first ran in. :meth:`stream` takes it
+        from the running turn's ``LoopClients`` (one per loop and settings: the kept loop's serves turn
+        after turn), or, outside a turn, builds one per call and closes it."""
         if self._client is not None:
             return self._client
         sdk = import_sdk(self.provider.sdk, self.provider.extra)
@@ -189,8 +189,10 @@ class SdkModel:
         return getattr(sdk, self.provider.client_class)(**kwargs)
 
     def _pool_key(self) -> tuple:
-        """Models with these equal build the same client, so a turn's pool gives them one."""
-        return (self.provider.name, self._api_key, self.base_url, self.timeout, self.max_retries)
+        """Models with these equal build the same client, so a pool gives them one. The SDK reads the key
+        and base URL from the environment when they were not given: a change there is another client."""
+        env = tuple(os.environ.get(name) for name in (self.provider.key_env, self.provider.base_url_env))
+        return (self.provider.name, self._api_key, self.base_url, self.timeout, self.max_retries, env)
 
     def request(self, messages: list[dict], options: dict | None = None) -> dict:
         """The provider request body this model would send for ``messages`` (pure; no network)."""
@@ -239,8 +241,9 @@ class SdkModel:
             if not owned and isinstance(failure, RuntimeError) and "Event loop is closed" in str(failure):
                 raise ModelError(
                     f"{self.provider.name}: the async client passed as client= belongs to an event loop that has "
-                    "ended (each run_turn runs its own loop): pass api_key=/base_url= so the model builds a client "
-                    "per call, or a sync client", code="MODEL_ERROR", provider=self.provider.name) from failure
+                    "ended (turns share one loop, but a turn run beside another, or from your own loop, gets "
+                    "another): pass api_key=/base_url= so the model builds its clients, or a sync client",
+                    code="MODEL_ERROR", provider=self.provider.name) from failure
             raise error_from_sdk(failure, provider=self.provider.name, key_source=self.key_source,
                                  target=self._target(client, request)) from failure
         finally:
