@@ -17,6 +17,7 @@ PACKAGE = ROOT.name
 
 LAYERS: dict[str, int] = {
     "context": 0,       # seed 001: messages, the store, usage; imports nothing of ours
+    "_js_types": 0,     # what our messages call a value's type (JavaScript's names); imports nothing
     "output": 1,        # seed 000's Output API and the delta engine
     "models": 1,        # model connectors and recordings
     "hooks": 2,         # the seed's hook lifecycle, JavaScript and Python hooks

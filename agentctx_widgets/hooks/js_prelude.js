@@ -138,7 +138,9 @@
   }
 
   // What Yao's ctx.Send / SendGroup check before anything else (agent/context/jsapi.go:167-215,
-  // jsapi_helpers.go:12-147 at afab9c2), with Yao's words, then what the value was, as JavaScript names it.
+  // jsapi_helpers.go:12-147 at afab9c2), with Yao's words, then what the value was, as JavaScript names it
+  // (a live value, so also "a Date", "function"; this runtime's one type-name helper: it cannot share
+  // js/src, an ES module the browser bundles, and it must use the primordials captured above).
   function __agentctx_kind(value) {
     if (value === null) return "null";
     if (_isArray(value)) return "an array";

@@ -69,6 +69,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from .._js_types import UNDEFINED, js_type
 from .messages import clone_json
 
 State = dict[str, Any]
@@ -79,17 +80,6 @@ SHARED_SLOT = "ai-response-unknown"
 
 KNOWN_ACTIONS = ("append", "replace", "merge", "set")
 
-
-class _Undefined:
-    """JavaScript's ``undefined``: what a read finds where there is nothing."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "undefined"
-
-
-UNDEFINED: Any = _Undefined()
 
 _PART = re.compile(r"([A-Za-z0-9_]+)(?:\[([0-9]+)\])?")
 _PLAIN = re.compile(r"[A-Za-z0-9_]+")
@@ -255,24 +245,6 @@ def _truthy(value: Any) -> bool:
     return True
 
 
-def _kind(value: Any) -> str:
-    if value is UNDEFINED:
-        return "undefined"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
 def _json_text(value: Any) -> str:
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -425,7 +397,7 @@ class _Planner:
             if path is None:
                 return _Loc(_PATH, None, None, None, text, key)
             return _Loc(_LENGTH if key == "length" else _HIDDEN, path, len(value), None, text, key)
-        raise _Drop(f"{at} is a {_kind(value)}, so the client cannot set {text} (TypeError)")
+        raise _Drop(f"{at} is a {js_type(value)}, so the client cannot set {text} (TypeError)")
 
     def ensure(self, node: tuple, key: str, make_list: bool, text: str, made_object_key: str | None) -> tuple:
         """``node[key] = node[key] || ({} or [])``; returns the node for ``node[key]``."""
@@ -435,7 +407,7 @@ class _Planner:
         current = _get(value, key)
         if _truthy(current):
             if not isinstance(value, (dict, list)):
-                raise _Drop(f"{at} is a {_kind(value)}, so the client cannot set {text} (TypeError)")
+                raise _Drop(f"{at} is a {js_type(value)}, so the client cannot set {text} (TypeError)")
             loc = self.locate(node, key, text)
             return (loc.path if loc.kind == _PATH else None, current, text)
         loc = self.locate(node, key, text)
@@ -448,7 +420,7 @@ class _Planner:
         if loc.path is None:
             return (None, fresh, text)
         if current is not UNDEFINED:
-            self.note("path_overwrote", text, path=text, kind=_kind(current))
+            self.note("path_overwrote", text, path=text, kind=js_type(current))
         if made_object_key is not None:
             self.note("path_made_object", f"{text}.{made_object_key}", path=f"{text}.{made_object_key}",
                       key=made_object_key)
@@ -506,7 +478,7 @@ class _Planner:
             self.put(loc, source)
         else:
             if isinstance(target, list) or isinstance(source, list):
-                self.note("merge_list_by_index", loc.text, path=loc.text, source=_kind(source), target=_kind(target))
+                self.note("merge_list_by_index", loc.text, path=loc.text, source=js_type(source), target=js_type(target))
             self.merge_children(loc.path, target, source, loc.text)
 
     def merge_children(self, path: tuple | None, target: Any, source: Any, text: str) -> None:
@@ -574,7 +546,7 @@ class _Planner:
                     spec = ("concat", "undefined")
                 else:
                     text = js_string(sent)
-                    self.note("append_coerced", full, kind=_kind(sent), path=full, text=text)
+                    self.note("append_coerced", full, kind=js_type(sent), path=full, text=text)
                     spec = ("concat", text)
             elif isinstance(target, list):
                 if sent is UNDEFINED:
@@ -586,7 +558,7 @@ class _Planner:
                 if sent is UNDEFINED:
                     self.note("missing_value", full, path=full, effect=_removes(target))
                 elif target is not UNDEFINED and target is not None:
-                    self.note("append_replaced", full, kind=_kind(target), path=full)
+                    self.note("append_replaced", full, kind=js_type(target), path=full)
                 spec = ("put", sent)
         elif action == "merge":
             spec = ("merge", target, sent)
@@ -648,13 +620,13 @@ class _Planner:
                         text = value
                     else:
                         text = js_string(value)
-                        self.note("append_coerced", at, kind=_kind(value), path=at, text=text)
+                        self.note("append_coerced", at, kind=js_type(value), path=at, text=text)
                     self.ops.append(("concat", (key,), text))
                 elif isinstance(current, list):
                     self.ops.append(("extend", (key,), value if isinstance(value, list) else [value]))
                 else:
                     if current is not UNDEFINED and current is not None:
-                        self.note("append_replaced", at, kind=_kind(current), path=at)
+                        self.note("append_replaced", at, kind=js_type(current), path=at)
                     self.ops.append(("put", (key,), value))
 
 
@@ -670,7 +642,7 @@ def _envelope(message: Any, checked: bool = False) -> tuple[str, dict, str | Non
     """Check the message's own fields (same order as the JavaScript engine). ``checked``: the message
     comes from ``normalize_message``, which already made its props and metadata plain JSON."""
     if not isinstance(message, dict):
-        raise _invalid(f"message must be an object, got {_kind(message)}")
+        raise _invalid(f"message must be an object, got {js_type(message)}")
     mtype = message.get("type")
     if not isinstance(mtype, str):
         raise _invalid(f"message.type must be a string, got {mtype!r}")
@@ -678,7 +650,7 @@ def _envelope(message: Any, checked: bool = False) -> tuple[str, dict, str | Non
     if props is None:
         props = {}
     elif not isinstance(props, dict):
-        raise _invalid(f"message.props must be an object, got {_kind(props)}")
+        raise _invalid(f"message.props must be an object, got {js_type(props)}")
     elif not checked:
         _check_json(props, "message.props")
     msg_id = message.get("id")
@@ -702,7 +674,7 @@ def _envelope(message: Any, checked: bool = False) -> tuple[str, dict, str | Non
     metadata = message.get("metadata")
     if metadata is not None:
         if not isinstance(metadata, dict):
-            raise _invalid(f"message.metadata must be an object, got {_kind(metadata)}")
+            raise _invalid(f"message.metadata must be an object, got {js_type(metadata)}")
         if not checked:
             _check_json(metadata, "message.metadata")
     return mtype, props, msg_id or None, flags[0], flags[1], action or "append", raw_path or ""

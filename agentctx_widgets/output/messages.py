@@ -33,6 +33,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NotRequired, TypedDict
 
+from .._js_types import js_type, with_article
 from .message_types import (  # noqa: F401 - re-exported: the type names live in the one table
     ACTION,
     AUDIO,
@@ -233,26 +234,12 @@ METADATA_FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
 """What ``message.Metadata`` holds (types.go:61-65); every other metadata key is dropped."""
 
 
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
 def _metadata(raw: Any, where: str, report: Report | None) -> Metadata | None:
     if raw is None:
         return None
     if not isinstance(raw, dict):
         if report is not None:
-            report("field_dropped", where, field=where, reason=f"it is {_kind(raw)}, Yao keeps only an object")
+            report("field_dropped", where, field=where, reason=f"it is {with_article(js_type(raw))}, Yao keeps only an object")
         return None
     out: dict[str, Any] = {}
     for key, value in raw.items():
@@ -260,7 +247,7 @@ def _metadata(raw: Any, where: str, report: Report | None) -> Metadata | None:
         if spec is not None and spec[1](value):
             out[key] = int(value) if key != "trace_id" else value  # Go: int64(float64) truncates
         elif value is not None and report is not None:
-            reason = (f"it is {_kind(value)}, Yao keeps only {spec[0]}" if spec is not None
+            reason = (f"it is {with_article(js_type(value))}, Yao keeps only {spec[0]}" if spec is not None
                       else "Yao's metadata keeps only timestamp, sequence and trace_id")
             report("field_dropped", f"{where}.{key}", field=f"{where}.{key}", reason=reason)
     return out  # type: ignore[return-value]
@@ -272,7 +259,7 @@ def _envelope(raw: dict[str, Any], mtype: str, where: str, report: Report | None
     if props is not None and not isinstance(props, dict):
         if report is not None:
             report("field_dropped", f"{where}.props", field=f"{where}.props",
-                   reason=f"it is {_kind(props)}, Yao keeps only an object")
+                   reason=f"it is {with_article(js_type(props))}, Yao keeps only an object")
         props = None
     out: dict[str, Any] = {"type": mtype, "props": props or {}}
     for key, (expected, ok) in FIELDS.items():
@@ -284,7 +271,7 @@ def _envelope(raw: dict[str, Any], mtype: str, where: str, report: Report | None
                 out[key] = value
         elif report is not None:
             report("field_dropped", f"{where}.{key}", field=f"{where}.{key}",
-                   reason=f"it is {_kind(value)}, Yao keeps only {expected}")
+                   reason=f"it is {with_article(js_type(value))}, Yao keeps only {expected}")
     metadata = _metadata(raw.get("metadata"), f"{where}.metadata", report)
     if metadata is not None:
         out["metadata"] = metadata

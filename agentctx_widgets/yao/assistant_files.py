@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from .._js_types import js_type
 from ..context.safe_write import UnsafeFileError, check_regular, read_regular
 from ..context.types import TYPE_OF_ROLE, text_content
 from ..output.diagnostics import diagnostic
@@ -25,6 +26,9 @@ from .yaml_reader import compose, construct
 
 __all__ = ["PROMPT_ROLES", "AssistantLoadError", "default_prompts", "diagnostic", "find_scripts", "json_kind",
            "prompt_presets", "prompts_file", "read_locales", "read_text"]
+
+json_kind = js_type
+"""``assistant.py`` imports the type names under this name."""
 
 PROMPT_ROLES = ("system", "developer", "user", "assistant")
 """Roles a prompt may have here (Yao passes any string on to the model, which refuses others)."""
@@ -85,11 +89,6 @@ def _present(file: Path) -> bool:
     return file.exists() or file.is_symlink()
 
 
-def json_kind(value: Any) -> str:
-    return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(
-        type(value), "number")
-
-
 
 
 # -- prompts ---------------------------------------------------------------------------------------------
@@ -108,7 +107,7 @@ def default_prompts(directory: Path, package: dict, key_lines: dict, diagnostics
     if isinstance(inline, str):  # YAML text inside package.yao (load.go:708-714)
         return _prompts_yaml(inline, package_file, [line] * (inline.count("\n") + 1))
     if not isinstance(inline, list):
-        raise AssistantLoadError(f"prompts must be a list of {{role, content}}, got {json_kind(inline)}",
+        raise AssistantLoadError(f"prompts must be a list of {{role, content}}, got {js_type(inline)}",
                                  file=package_file, line=line)
     return [_prompt_message(item, lambda _key: line, package_file, f"prompts[{index}]")
             for index, item in enumerate(inline)]
@@ -203,7 +202,7 @@ def _node_kind(node: yaml.Node) -> str:
 def _prompt_message(item: Any, line_of: Callable[[str], int], file: Path, where: str) -> dict:
     """A Yao ``Prompt`` as a Context message: the role's message type, one text block, ``name`` kept."""
     if not isinstance(item, Mapping):
-        raise AssistantLoadError(f"{where}: expected role and content, got {json_kind(item)}",
+        raise AssistantLoadError(f"{where}: expected role and content, got {js_type(item)}",
                                  file=file, line=line_of("role"))
     role = item.get("role", "")
     if role not in PROMPT_ROLES:
@@ -212,7 +211,7 @@ def _prompt_message(item: Any, line_of: Callable[[str], int], file: Path, where:
     content, name = item.get("content", ""), item.get("name", "")
     for key, value in (("content", content), ("name", name)):
         if not isinstance(value, str):
-            raise AssistantLoadError(f"{where}: {key} must be text, got {json_kind(value)}",
+            raise AssistantLoadError(f"{where}: {key} must be text, got {js_type(value)}",
                                      file=file, line=line_of(key))
     message: dict = {"type": TYPE_OF_ROLE[role], "content": [text_content(content)]}
     if name:
@@ -278,7 +277,7 @@ def _locale_file(file: Path, directory: Path) -> dict:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise AssistantLoadError(f"expected messages (key: text), got {json_kind(data)}", file=file, line=line)
+        raise AssistantLoadError(f"expected messages (key: text), got {js_type(data)}", file=file, line=line)
     return data
 
 

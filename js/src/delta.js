@@ -144,7 +144,8 @@ function truthy(value) {
   return value !== UNDEFINED && Boolean(value);
 }
 
-/** @param {any} value */
+/** A value's type as the diagnostics name it: the same words as the Python engine's
+ * (agentctx_widgets/_js_types.py `js_type`). @param {any} value */
 function kind(value) {
   if (value === UNDEFINED) return "undefined";
   if (value === null) return "null";
