@@ -7,6 +7,9 @@ HookCreateResponse: json: cannot unmarshal string into Go struct field HookCreat
 of type float64``), ``null`` leaves a field unset, and an unknown key is ignored — which we follow, and
 report as the diagnostic ``unknown_return_key`` (``{messags: ...}`` is a typo Yao would swallow). The
 other hooks exist only in the seed (Yao at afab9c2 runs only Create), so their table stays strict.
+
+The Go decode (:func:`go_type_error`, :func:`go_decode`) is the one both lifecycles use: today's Yao
+request (``yao/request_shapes.py``) decodes Create and Next returns with it too.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..context.types import TYPE_OF_ROLE
+from .._js_types import js_type
 from .errors import HookReturnError
 
 ALLOWED_KEYS = {
@@ -36,45 +40,93 @@ CREATE_FIELDS: dict[str, str] = {
     "route": "string",
     "metadata": "map[string]interface {}",
 }
-"""HookCreateResponse's JSON fields → their Go types (for Go's error wording)."""
+"""HookCreateResponse's JSON fields → their Go types at afab9c2 (for Go's error wording);
+``yao/request_shapes.py`` builds today's from it."""
 MODEL_OPTION_FIELDS = ("temperature", "max_tokens", "max_completion_tokens", "audio")
-"""Create fields Yao applies to the model call (``agent.go:611-648``); the others go to ``ctx``."""
+"""Create fields Yao applies to the model call (``agent.go:611-648``, today ``build.go:471-490``); the
+others go to ``ctx``."""
 CTX_OVERRIDE_FIELDS = ("assistant_id", "connector", "locale", "theme", "route")
 """Create fields that override ``ctx`` when non-empty (``create.go:32-68``); ``metadata`` is merged."""
+STRUCTS: dict[str, tuple[str, dict[str, str]]] = {
+    "context.AudioConfig": ("AudioConfig", {"voice": "string", "format": "string"}),
+    "context.DelegateConfig": ("DelegateConfig", {"agent_id": "string", "messages": "[]context.Message",
+                                                  "options": "map[string]interface {}"}),
+}
+"""The structs a hook's return nests, by Go type: their name and fields (DelegateConfig: Yao today's
+``types.go:487-491``)."""
 _ROLES = frozenset(TYPE_OF_ROLE)
-_UNMARSHAL = "failed to unmarshal to HookCreateResponse: json: cannot unmarshal"
+_GO_NAMES = {"boolean": "bool", "number": "number", "string": "string", "list": "array", "object": "object"}
 
 
-def _json_kind(value: Any) -> str:
-    """What Go's encoding/json calls a JSON value in its errors."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return f"number {value!r}" if isinstance(value, float) and not value.is_integer() else "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(value), "value")
+# ---- Go's encoding/json, as Yao decodes a hook's return -------------------------------------------
 
 
-def _create_type_error(field: str, value: Any) -> str | None:
-    """Go's complaint about ``value`` for HookCreateResponse.``field``, or None when it decodes."""
-    if value is None:
-        return None
-    kind = CREATE_FIELDS[field]
+def go_kind(value: Any, kind: str = "") -> str:
+    """What Go's encoding/json calls a JSON value in an unmarshal error (``bool``, ``number``, ``array``,
+    ...); a number that does not fit an ``int`` field is ``number 1.5``, with its text (decode.go)."""
+    name = _GO_NAMES.get(js_type(value), "value")
+    if kind == "int" and isinstance(value, float) and not value.is_integer():
+        return f"number {value!r}"
+    return name
+
+
+def _fits(kind: str, value: Any) -> bool:
     if kind == "string":
-        ok = isinstance(value, str)
-    elif kind == "float64":
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    elif kind == "int":
-        ok = isinstance(value, int) and not isinstance(value, bool) or (
+        return isinstance(value, str)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "float64":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "int":
+        return (isinstance(value, int) and not isinstance(value, bool)) or (
             isinstance(value, float) and value.is_integer())
-    elif kind == "context.AudioConfig":
-        ok = isinstance(value, dict) and all(isinstance(value.get(k), (str, type(None))) for k in ("voice", "format"))
-    elif kind.startswith("map"):
-        ok = isinstance(value, dict)
-    else:
-        ok = isinstance(value, list)
-    if ok:
-        return None
-    return f"{_UNMARSHAL} {_json_kind(value)} into Go struct field HookCreateResponse.{field} of type {kind}"
+    if kind.startswith("[]"):
+        return isinstance(value, list)
+    if kind == "interface {}":
+        return True
+    return isinstance(value, dict)  # maps and structs
+
+
+def go_type_error(value: Any, struct: str, fields: dict[str, str], *, outer: str | None = None,
+                  path: str = "") -> tuple[str, str | None] | None:
+    """Go's complaint about decoding ``value`` into ``struct`` and the top-level key at fault (``None``:
+    the value itself), or ``None`` when it decodes. Fields are checked in the value's order, as Go reads
+    them; ``null`` leaves a field unset; a nested field names the innermost struct and the whole path,
+    as Go >= 1.20 does (``outer`` is the struct the decode started from)."""
+    prefix = f"failed to unmarshal to {outer or struct}: json: cannot unmarshal"
+    if not isinstance(value, dict):
+        return f"{prefix} {go_kind(value)} into Go value of type context.{struct}", None
+    for key, item in value.items():
+        kind = fields.get(key)
+        if kind is None or item is None:
+            continue
+        if not _fits(kind, item):
+            return f"{prefix} {go_kind(item, kind)} into Go struct field {struct}.{path}{key} of type {kind}", key
+        if kind in STRUCTS:
+            name, inner = STRUCTS[kind]
+            problem = go_type_error(item, name, inner, outer=outer or struct, path=f"{path}{key}.")
+            if problem is not None:
+                return problem[0], key
+    return None
+
+
+def go_decode(value: Any, fields: dict[str, str]) -> dict:
+    """A value ``go_type_error`` passed, as the struct holds it: the fields it set (nulls and unknown
+    keys dropped, nested structs likewise)."""
+    decoded: dict[str, Any] = {}
+    for key, item in value.items():
+        kind = fields.get(key)
+        if kind is not None and item is not None:
+            decoded[key] = go_decode(item, STRUCTS[kind][1]) if kind in STRUCTS else item
+    return decoded
+
+
+def unknown_keys(value: Any, fields: dict[str, str]) -> list[str]:
+    """Keys a struct has no field for (Go ignores them)."""
+    return sorted(set(value) - set(fields)) if isinstance(value, dict) else []
+
+
+# ---- the seed's hooks --------------------------------------------------------------------------------
 
 
 def check_create(value: Any, *, line: int | None = None) -> dict | None:
@@ -82,13 +134,11 @@ def check_create(value: Any, *, line: int | None = None) -> dict | None:
     kept (the runner reports them, see :func:`unknown_create_keys`)."""
     if value is None:
         return None
-    if not isinstance(value, dict):
-        raise HookReturnError(f"{_UNMARSHAL} {_json_kind(value).split(' ')[0]} into Go value of type "
-                              f"context.HookCreateResponse (returned {_describe(value)})", hook="Create", line=line)
-    for field in CREATE_FIELDS:
-        problem = _create_type_error(field, value.get(field))
-        if problem:
-            raise HookReturnError(f"{problem} (returned {field} = {_describe(value[field])})", hook="Create", line=line)
+    problem = go_type_error(value, "HookCreateResponse", CREATE_FIELDS)
+    if problem is not None:
+        text, key = problem
+        shown = _describe(value) if key is None else f"{key} = {_describe(value[key])}"
+        raise HookReturnError(f"{text} (returned {shown})", hook="Create", line=line)
     if value.get("messages") is not None:
         _check_messages("Create", value["messages"], line)
     return value
@@ -96,7 +146,7 @@ def check_create(value: Any, *, line: int | None = None) -> dict | None:
 
 def unknown_create_keys(value: dict) -> list[str]:
     """Keys of a Create result that HookCreateResponse has no field for (Yao ignores them)."""
-    return sorted(set(value) - set(CREATE_FIELDS))
+    return unknown_keys(value, CREATE_FIELDS)
 
 
 def check_result(hook: str, value: Any, *, line: int | None = None) -> dict | None:

@@ -14,28 +14,23 @@ from typing import Any
 import orjson
 
 from ..hooks.errors import HookReturnError
+from ..hooks.returns import CREATE_FIELDS as SEED_CREATE_FIELDS
+from ..hooks.returns import MODEL_OPTION_FIELDS, unknown_keys  # noqa: F401 - the request reads them from here
+from ..hooks.returns import go_decode, go_type_error
 
 CREATE_FIELDS: dict[str, str] = {
-    "messages": "[]context.Message",
-    "audio": "context.AudioConfig",
-    "temperature": "float64",
-    "max_tokens": "int",
-    "max_completion_tokens": "int",
+    **{key: kind for key, kind in SEED_CREATE_FIELDS.items() if key != "assistant_id"},
     "mcp_servers": "[]context.MCPServerConfig",
     "prompt_preset": "string",
     "disable_global_prompts": "bool",
-    "connector": "string",
-    "locale": "string",
-    "theme": "string",
-    "route": "string",
-    "metadata": "map[string]interface {}",
     "uses": "context.Uses",
     "force_uses": "bool",
     "search": "interface {}",
     "delegate": "context.DelegateConfig",
 }
-"""HookCreateResponse's JSON fields and Go types (``types.go:411-453``). No ``assistant_id``: the
-assistant id "cannot be overridden - it's set at initialization and immutable" (``create.go:45``)."""
+"""HookCreateResponse's JSON fields and Go types today (``types.go:411-453``): afab9c2's (the seed's,
+``hooks/returns.py``) and seven more. No ``assistant_id``: the assistant id "cannot be overridden - it's
+set at initialization and immutable" (``create.go:45``)."""
 
 NEXT_FIELDS: dict[str, str] = {
     "delegate": "context.DelegateConfig",
@@ -43,42 +38,6 @@ NEXT_FIELDS: dict[str, str] = {
     "metadata": "map[string]interface {}",
 }
 """NextHookResponse's JSON fields (``types.go:474-484``)."""
-
-DELEGATE_FIELDS: dict[str, str] = {
-    "agent_id": "string",
-    "messages": "[]context.Message",
-    "options": "map[string]interface {}",
-}
-"""DelegateConfig (``types.go:487-491``)."""
-
-MODEL_OPTION_FIELDS = ("temperature", "max_tokens", "max_completion_tokens", "audio")
-"""Create fields Yao copies into the completion options (``build.go:471-490``)."""
-
-
-def _kind(value: Any) -> str:
-    """What Go's encoding/json calls a JSON value in an unmarshal error."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(value), "value")
-
-
-def _fits(kind: str, value: Any) -> bool:
-    if kind == "string":
-        return isinstance(value, str)
-    if kind == "bool":
-        return isinstance(value, bool)
-    if kind == "float64":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if kind == "int":
-        return (isinstance(value, int) and not isinstance(value, bool)) or (
-            isinstance(value, float) and value.is_integer())
-    if kind.startswith("[]"):
-        return isinstance(value, list)
-    if kind == "interface {}":
-        return True
-    return isinstance(value, dict)  # maps and structs
 
 
 def as_json(value: Any, hook: str) -> Any:
@@ -89,38 +48,16 @@ def as_json(value: Any, hook: str) -> Any:
         raise HookReturnError(f"failed to marshal {hook} hook result: {error}", hook=hook) from None
 
 
-def decode(value: Any, hook: str, struct: str, fields: dict[str, str], *, path: str = "") -> dict | None:
-    """``value`` decoded into ``struct`` as Go would: ``None`` for null/undefined, else a dict of the
-    fields it set (nulls dropped); a mistyped field raises HookReturnError with Go's wording (a nested
-    field names the innermost struct and the whole path, as Go >= 1.20 does)."""
+def decode(value: Any, hook: str, struct: str, fields: dict[str, str]) -> dict | None:
+    """``value`` decoded into ``struct`` as Go would (``hooks.returns.go_type_error``): ``None`` for
+    null/undefined, else a dict of the fields it set; a mistyped field raises HookReturnError in Go's
+    words."""
     if value is None:
         return None
-    outer = struct if not path else hook_struct(hook)
-    prefix = f"failed to unmarshal to {outer}: json: cannot unmarshal"
-    if not isinstance(value, dict):
-        raise HookReturnError(f"{prefix} {_kind(value)} into Go value of type context.{struct}", hook=hook)
-    decoded: dict[str, Any] = {}
-    for key, item in value.items():
-        kind = fields.get(key)
-        if kind is None or item is None:
-            continue
-        if not _fits(kind, item):
-            raise HookReturnError(f"{prefix} {_kind(item)} into Go struct field {struct}.{path}{key} of type {kind}",
-                                  hook=hook)
-        if kind == "context.DelegateConfig":
-            item = decode(item, hook, "DelegateConfig", DELEGATE_FIELDS, path=f"{key}.")
-        decoded[key] = item
-    return decoded
-
-
-def hook_struct(hook: str) -> str:
-    """The Go struct a hook's return decodes into."""
-    return "HookCreateResponse" if hook == "Create" else "NextHookResponse"
-
-
-def unknown_keys(value: Any, fields: dict[str, str]) -> list[str]:
-    """Keys a struct has no field for (Go ignores them)."""
-    return sorted(set(value) - set(fields)) if isinstance(value, dict) else []
+    problem = go_type_error(value, struct, fields)
+    if problem is not None:
+        raise HookReturnError(problem[0], hook=hook)
+    return go_decode(value, fields)
 
 
 def usage_info(usage: dict | None) -> dict | None:
