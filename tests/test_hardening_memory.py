@@ -11,6 +11,7 @@ import tracemalloc
 import warnings
 
 import pytest
+from fakes import FakeScheduler
 
 from agentctx_widgets import Output
 from agentctx_widgets.widget.stream import StreamProtocol
@@ -45,8 +46,9 @@ def traced_growth(run) -> int:
 
 def quiet_protocol() -> StreamProtocol:
     header = {"name": "t", "count": 0, "tokens": 0, "window": None, "model": None}
+    timers = FakeScheduler()  # never advanced: the clock stands still and no timer runs
     return StreamProtocol(lambda message: None, lambda state: None, lambda context: dict(header),
-                          clock=lambda: 0.0, schedule=lambda delay, fn: type("H", (), {"cancel": lambda self: None})())
+                          clock=timers.clock, schedule=timers)
 
 
 def test_the_view_stream_keeps_about_the_text_not_the_deltas():

@@ -13,6 +13,7 @@ import warnings
 from typing import Any
 
 import orjson
+from fakes import FakeScheduler
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -57,14 +58,13 @@ def messages(draw) -> Any:
 
 
 class Harness:
-    """A StreamProtocol whose clock moves only when told and whose timers run when the clock passes them."""
+    """A StreamProtocol on the fake scheduler (tests/fakes.py), every send recorded."""
 
     def __init__(self) -> None:
-        self.now = 0.0
-        self.timers: list[tuple[float, Any]] = []
+        self.timers = FakeScheduler()
         self.sent: list[dict[str, Any]] = []
-        self.proto = StreamProtocol(self.send, lambda state: None, self.header, clock=lambda: self.now,
-                                    schedule=self.schedule)
+        self.proto = StreamProtocol(self.send, lambda state: None, self.header, clock=self.timers.clock,
+                                    schedule=self.timers)
 
     @staticmethod
     def header(context: list) -> dict[str, Any]:
@@ -72,24 +72,6 @@ class Harness:
 
     def send(self, message: dict[str, Any]) -> None:
         self.sent.append(orjson.loads(orjson.dumps(message)))  # the comm serialises at send time
-
-    def schedule(self, delay: float, fn):
-        entry = [self.now + delay, fn, False]
-        self.timers.append(entry)
-
-        class Handle:
-            def cancel(_self) -> None:
-                entry[2] = True
-
-        return Handle()
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-        due = [t for t in self.timers if t[0] <= self.now and not t[2]]
-        self.timers = [t for t in self.timers if t not in due]
-        for entry in due:
-            entry[2] = True
-            entry[1]()
 
 
 def replay(sent: list[dict[str, Any]]) -> dict[str, Any]:
@@ -126,7 +108,7 @@ def test_the_view_stream_ends_on_the_reference_state_whatever_arrives(raw, pause
             except (OutputMessageError, DeltaError):
                 pass
             harness.proto.output(normalized)
-            harness.advance(pause)
+            harness.timers.advance(pause)
         harness.proto.settle()
     reference.flush()
     assert harness.proto.outputs == reference.state

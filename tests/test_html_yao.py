@@ -6,6 +6,7 @@ SeedViewBridge with a fake clock, folded as the view folds it.
 
 from __future__ import annotations
 
+from fakes import FakeClock
 from test_html import HOSTILE, parse
 
 from agentctx_widgets.html.outputs import EXECUTE_RENDERERS, Options, format_duration, render_outputs
@@ -13,18 +14,6 @@ from agentctx_widgets.output import message_types as mt
 from agentctx_widgets.output.delta import apply_message, new_state
 from agentctx_widgets.yao.output import YaoOutput
 from agentctx_widgets.yao.view_bridge import SeedViewBridge
-
-MS = 1_000_000
-
-
-class Clock:
-    mono = 0
-
-    def wall_ms(self) -> int:
-        return 1767225600000
-
-    def mono_ns(self) -> int:
-        return self.mono
 
 
 def folded(messages: list[dict]) -> dict:
@@ -38,20 +27,20 @@ def yao_turn() -> dict:
     """Block B1: a Send'd text and an execute streamed for 1,530 ms; the block ends at 2,000 ms; then a
     text reply streamed in three chunks over 250 ms, outside any block."""
     sent: list[dict] = []
-    clock = Clock()
+    clock = FakeClock()
     out = YaoOutput([SeedViewBridge(sent.extend)], clock=clock)
     block = out.BlockID()
     out.Send({"type": "text", "props": {"content": "Listing files"}}, block)
     run = out.SendStream({"type": "execute", "props": {"tool": "Bash", "tool_id": "toolu_1",
                                                        "input": {"command": "ls -la"}, "status": "running"}}, block)
-    clock.mono += 1530 * MS
+    clock.advance(1.530)
     out.Merge(run, {"type": "execute", "props": {"output": "a.txt\nb.txt", "status": "completed", "exit_code": 0}})
     out.End(run)
-    clock.mono += 470 * MS
+    clock.advance(0.470)
     out.EndBlock(block)
     reply = out.SendStream({"type": "text", "props": {"content": "Two "}})
     out.Append(reply, "files")
-    clock.mono += 250 * MS
+    clock.advance(0.250)
     out.Append(reply, ".")
     out.End(reply)
     return folded(sent)

@@ -18,6 +18,7 @@ from pathlib import Path
 import orjson
 import pytest
 import quickjs
+from fakes import FakeScheduler
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
@@ -487,32 +488,6 @@ def test_the_generated_messages_reach_every_outcome():
 # ---- the view's coalescing stream meets the client's rules ----------------------------------------
 
 
-class _Clock:
-    """Timers that run only when the test moves the clock."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.timers: list = []
-
-    def schedule(self, delay, fn):
-        entry = [self.now + delay, fn, False]
-        self.timers.append(entry)
-
-        class Handle:
-            def cancel(_self) -> None:
-                entry[2] = True
-
-        return Handle()
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-        due = [t for t in self.timers if t[0] <= self.now and not t[2]]
-        self.timers = [t for t in self.timers if t not in due]
-        for entry in due:
-            entry[2] = True
-            entry[1]()
-
-
 STREAM_IDS = st.sampled_from(["a", "a", "b", None, "", SHARED_SLOT])
 
 
@@ -546,15 +521,15 @@ def view_message(draw):
 def test_the_views_folded_appends_end_on_the_engines_state(messages, pauses):
     from agentctx_widgets.widget.stream import StreamProtocol
 
-    clock, sent = _Clock(), []
+    timers, sent = FakeScheduler(), []
     proto = StreamProtocol(lambda m: sent.append(orjson.loads(orjson.dumps(m))), lambda state: None,
                            lambda context: {"name": "t", "count": 0, "tokens": 0, "window": None, "model": None},
-                           clock=lambda: clock.now, schedule=clock.schedule)
+                           clock=timers.clock, schedule=timers)
     reference = new_state()
     for message, pause in zip(messages, pauses):
         proto.output(copy.deepcopy(message))
         apply_message_in_place(reference, message)
-        clock.advance(pause)
+        timers.advance(pause)
     proto.settle()
     assert proto.outputs == reference
     replayed, seq = new_state(), 0  # a front end applying every batch in order

@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 import pytest
+from fakes import FakeScheduler
 
 from agentctx_widgets.output import Output, OutputMessageError
 from agentctx_widgets.output.delta import new_state
@@ -215,10 +216,11 @@ def test_two_dict_sinks_get_lists_of_their_own():
 
 def protocol() -> tuple[StreamProtocol, list[dict]]:
     sent: list[dict] = []
+    timers = FakeScheduler()  # never advanced: the clock stands still and no timer runs
     proto = StreamProtocol(
         lambda message: sent.append(orjson.loads(orjson.dumps(message))), lambda state: None,
         lambda context: {"name": "t", "count": 0, "tokens": 0, "window": None, "model": None},
-        interval=3600.0, clock=lambda: 0.0, schedule=lambda delay, fn: type("T", (), {"cancel": lambda self: None})())
+        interval=3600.0, clock=timers.clock, schedule=timers)
     return proto, sent
 
 

@@ -12,9 +12,9 @@ import json
 
 import nbformat
 import pytest
+from fakes import FakeScheduler
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
-from test_widget_saved_output import Clock, FakeTimers
 
 from agentctx_widgets.widget.saved_output import SAVED_VIEW_MIME, SavedDisplay
 
@@ -22,8 +22,8 @@ KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python
 
 
 def display(settle=None):
-    timers, published, hooked = FakeTimers(), [], []
-    saved = SavedDisplay(lambda state: state, interval=2.0, schedule=timers, clock=Clock(), settle=settle,
+    timers, published, hooked = FakeScheduler(now=100.0), [], []
+    saved = SavedDisplay(lambda state: state, interval=2.0, schedule=timers, clock=timers.clock, settle=settle,
                          publish=lambda b, i, u: published.append((b, u)), cell_end=hooked.append)
     return saved, timers, published, hooked
 
@@ -33,16 +33,16 @@ def test_a_cell_end_sends_the_waiting_state_at_once_and_nothing_when_it_did_not_
     saved.show('{"n": 0}')
     assert hooked == [saved]  # the first display asks to hear of cell ends
     saved.changed('{"n": 1}')
-    timers.run_due()
+    timers.advance(0.0)
     saved.changed('{"n": 2}')  # within the interval: waits for a timer
     assert published[-1] == ({"n": 1}, True)
     saved.cell_ended()
     assert published[-1] == ({"n": 2}, True)
-    assert timers.run_due() == 0  # the timer was cancelled: no second copy
+    assert timers.advance(2.0) == 0  # the timer was cancelled: no second copy
     count = len(published)
     saved.cell_ended()  # nothing moved since: nothing sent
     saved.changed('{"n": 2}')  # the same state written again (a settle): nothing sent either
-    timers.run_due()
+    assert timers.advance(2.0) == 1
     assert len(published) == count
     saved.show('{"n": 2}')  # displayed again: one display id, no second hook
     assert hooked == [saved]

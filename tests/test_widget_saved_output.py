@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from fakes import FakeScheduler
 
 from agentctx_widgets import Context, ContextView
 from agentctx_widgets.widget import saved_output
@@ -20,40 +21,6 @@ def chat() -> Context:
     return Context([{"type": 2, "content": [{"type": "text", "text": "Hi <script>alert(1)</script> **there**"}]},
                     {"type": 3, "content": [{"type": "text", "text": "Hello <img src=x onerror=alert(2)>"}]}],
                    name="chat")
-
-
-class FakeTimers:
-    """A scheduler the test runs by hand: (delay, fn) pairs, nothing on another thread."""
-
-    def __init__(self) -> None:
-        self.calls: list[list] = []
-
-    def __call__(self, delay, fn):
-        call = [delay, fn, False]
-        self.calls.append(call)
-
-        class Handle:
-            def cancel(self_inner) -> None:
-                call[2] = True
-
-        return Handle()
-
-    def run_due(self) -> int:
-        ran = 0
-        for call in list(self.calls):
-            self.calls.remove(call)
-            if not call[2]:
-                call[1]()
-                ran += 1
-        return ran
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_bundle_holds_widget_snapshot_html_and_text() -> None:
@@ -141,48 +108,48 @@ def test_an_undisplayed_view_sends_no_update() -> None:
 
 
 def test_updates_are_at_most_one_per_interval_and_the_last_state_always_goes() -> None:
-    timers, clock, published = FakeTimers(), Clock(), []
-    saved = SavedDisplay(lambda state: {"n": state["n"]}, interval=2.0, schedule=timers, clock=clock,
+    timers, published = FakeScheduler(now=100.0), []
+    saved = SavedDisplay(lambda state: {"n": state["n"]}, interval=2.0, schedule=timers, clock=timers.clock,
                          publish=lambda b, i, u: published.append((b, u)))
     saved.show('{"n": 0}')
     for n in range(1, 6):  # five settled states in quick succession
         saved.changed(orjson.dumps({"n": n}).decode())
-    assert len(timers.calls) == 1 and timers.calls[0][0] == 0.0  # the first goes at once
-    timers.run_due()
+    assert timers.delays() == [0.0]  # the first goes at once
+    timers.advance(0.0)
     assert published[-1] == ({"n": 5}, True)  # the newest state, not five updates
-    clock.now += 0.5
+    timers.advance(0.5)
     saved.changed('{"n": 6}')
     saved.changed('{"n": 7}')
-    assert len(timers.calls) == 1 and timers.calls[0][0] == pytest.approx(1.5)  # waits out the interval
-    assert len(published) == 2
-    timers.run_due()
+    assert timers.delays() == [pytest.approx(1.5)]  # waits out the interval
+    assert timers.advance(1.0) == 0 and len(published) == 2
+    assert timers.advance(0.5) == 1
     assert published[-1] == ({"n": 7}, True)
     assert [u for _, u in published] == [False, True, True]
     assert len(saved.updates) == 2 and all(size > 0 for size in saved.updates)
 
 
 def test_flush_sends_now_and_cancels_the_timer() -> None:
-    timers, clock, published = FakeTimers(), Clock(), []
-    saved = SavedDisplay(lambda state: state, interval=2.0, schedule=timers, clock=clock,
+    timers, published = FakeScheduler(now=100.0), []
+    saved = SavedDisplay(lambda state: state, interval=2.0, schedule=timers, clock=timers.clock,
                          publish=lambda b, i, u: published.append(b))
     saved.show('{"n": 0}')
     saved.changed('{"n": 1}')
-    timers.run_due()
+    timers.advance(0.0)
     saved.changed('{"n": 2}')  # within the interval: a timer waits
     saved.flush()
     assert published[-1] == {"n": 2}
-    assert timers.run_due() == 0  # the cancelled timer sends nothing twice
+    assert timers.advance(2.0) == 0  # the cancelled timer sends nothing twice
     assert len(published) == 3
 
 
 def test_a_big_update_makes_the_next_wait_longer() -> None:
-    timers, clock, published = FakeTimers(), Clock(), []
-    saved = SavedDisplay(lambda state: state, interval=2.0, schedule=timers, clock=clock,
+    timers, published = FakeScheduler(now=100.0), []
+    saved = SavedDisplay(lambda state: state, interval=2.0, schedule=timers, clock=timers.clock,
                          publish=lambda b, i, u: published.append(b))
     saved.show('{"n": 0}')
     big = orjson.dumps({"n": 1, "text": "x" * 1_000_000}).decode()  # ~1 MB
     saved.changed(big)
-    timers.run_due()
+    timers.advance(0.0)
     saved.changed('{"n": 2}')
     # 1,000,000 bytes at MAX_BYTES_PER_SECOND (250,000/s): 4 s, longer than the 2 s interval
-    assert timers.calls[0][0] == pytest.approx(1_000_000 / saved_output.MAX_BYTES_PER_SECOND, rel=0.01)
+    assert timers.delays() == [pytest.approx(1_000_000 / saved_output.MAX_BYTES_PER_SECOND, rel=0.01)]

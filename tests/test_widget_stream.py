@@ -1,4 +1,4 @@
-"""StreamProtocol driven without a browser: a fake clock and scheduler, every send recorded."""
+"""StreamProtocol driven without a browser: the fake scheduler (tests/fakes.py), every send recorded."""
 
 from __future__ import annotations
 
@@ -6,42 +6,10 @@ import random
 from typing import Any
 
 import pytest
+from fakes import FakeScheduler
 
 from agentctx_widgets.output.delta import apply_message, new_state
 from agentctx_widgets.widget.stream import StreamProtocol, pending_appends
-
-
-class FakeTimers:
-    """A clock and scheduler the test advances by hand (no sleeping)."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.timers: list[list[Any]] = []  # [due, fn, cancelled]
-
-    def clock(self) -> float:
-        return self.now
-
-    def schedule(self, delay: float, fn):
-        timer = [self.now + delay, fn, False]
-        self.timers.append(timer)
-
-        class Handle:
-            def cancel(self_inner) -> None:
-                timer[2] = True
-
-        return Handle()
-
-    def advance(self, seconds: float) -> None:
-        end = self.now + seconds
-        while True:
-            due = [t for t in self.timers if not t[2] and t[0] <= end]
-            if not due:
-                break
-            timer = min(due, key=lambda t: t[0])
-            self.timers.remove(timer)
-            self.now = max(self.now, timer[0])
-            timer[1]()
-        self.now = end
 
 
 class Recorder:
@@ -54,7 +22,7 @@ class Recorder:
 
 
 def make(context=None, header=None):
-    timers = FakeTimers()
+    timers = FakeScheduler(now=1000.0)
     rec = Recorder()
 
     def header_source(context: list[dict[str, Any]]) -> dict[str, Any]:
@@ -74,7 +42,7 @@ def make(context=None, header=None):
         rec.snapshot_at.append(timers.now)
 
     proto = StreamProtocol(
-        send, set_snapshot, header_source, context=context, clock=timers.clock, schedule=timers.schedule
+        send, set_snapshot, header_source, context=context, clock=timers.clock, schedule=timers
     )
     return proto, timers, rec
 

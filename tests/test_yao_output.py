@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from fakes import WALL_MS, FakeClock
 
 from agentctx_widgets.yao.api_generation import MixedApiError, detect_api, scan
 from agentctx_widgets.yao.cui_state import CuiState
@@ -30,19 +31,7 @@ from agentctx_widgets.yao.wire import (
 from agentctx_widgets.yao.ids import counters
 from agentctx_widgets.yao.writers import CuiWriter, OpenAIWriter, writer_for
 
-T = 1767225600000  # the fake wall clock, ms
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.wall = T
-        self.mono = 0
-
-    def wall_ms(self) -> int:
-        return self.wall
-
-    def mono_ns(self) -> int:
-        return self.mono
+T = WALL_MS  # the fake wall clock, ms
 
 
 def counter(prefix: str):
@@ -295,7 +284,7 @@ def test_durations_are_go_milliseconds_of_the_monotonic_clock():
     """message_end's duration_ms is time.Since(start).Milliseconds() (context/output.go:378): truncated."""
     out, writer, _, clock = request()
     mid = out.SendStream("a")
-    clock.mono += 1_999_999
+    clock.advance(1_999_999e-9)  # ns
     out.End(mid)
     assert writer.chunks[-1]["props"]["data"]["duration_ms"] == 1
 

@@ -9,6 +9,7 @@ duration) and CUI 66cb383f chatbox/messages/Execute/index.tsx (the label); times
 from __future__ import annotations
 
 import pytest
+from fakes import FakeClock
 
 from agentctx_widgets.output import message_types as mt
 from agentctx_widgets.output.delta import apply_message, new_state
@@ -18,19 +19,6 @@ from agentctx_widgets.yao.cui_state import CuiState
 from agentctx_widgets.yao.output import YaoOutput
 from agentctx_widgets.yao.view_bridge import SeedViewBridge
 from agentctx_widgets.yao.writers import convert
-
-MS = 1_000_000  # ns
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.mono = 0
-
-    def wall_ms(self) -> int:
-        return 1767225600000
-
-    def mono_ns(self) -> int:
-        return self.mono
 
 
 def fold(messages: list[dict]) -> dict:
@@ -44,7 +32,7 @@ def scenario():
     """A block holding a Send (text) and a SendStream'd execute that completes by a merge 1,530 ms later;
     the block ends 470 ms after that; then one message outside any block."""
     sent: list[dict] = []
-    clock = Clock()
+    clock = FakeClock()
     client = CuiState(now_ms=lambda: 0)
     bridge = SeedViewBridge(sent.extend)
     out = YaoOutput([client, bridge], clock=clock)
@@ -52,10 +40,10 @@ def scenario():
     out.Send({"type": "text", "props": {"content": "Listing files"}}, block)
     run = out.SendStream({"type": "execute", "props": {"tool": "Bash", "tool_id": "toolu_1",
                                                        "input": {"command": "ls -la"}, "status": "running"}}, block)
-    clock.mono += 1530 * MS
+    clock.advance(1.530)
     out.Merge(run, {"type": "execute", "props": {"output": "a.txt\n", "status": "completed", "exit_code": 0}})
     out.End(run)
-    clock.mono += 470 * MS
+    clock.advance(0.470)
     out.EndBlock(block)
     out.Send({"type": "text", "props": {"content": "Done."}})
     return sent, bridge, client
@@ -106,7 +94,7 @@ def test_events_are_kept_and_a_second_stream_scopes_its_blocks():
     sent: list[dict] = []
     bridge = SeedViewBridge(sent.extend)
     for _ in range(2):
-        out = YaoOutput([bridge], clock=Clock())
+        out = YaoOutput([bridge], clock=FakeClock())
         bridge.write([{"type": "event", "props": {"event": "stream_start", "data": {}}}])
         out.Send({"type": "text", "props": {"content": "x"}}, out.BlockID())
     assert sorted({m["group_id"] for m in sent if "group_id" in m}) == ["2:B1", "3:B1"]

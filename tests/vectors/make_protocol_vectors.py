@@ -2,7 +2,7 @@
 
 Why: the kernel side (widget/stream.py) and the front end (js/src/protocol.js + js/src/delta.js) must
 agree on every op and on recovery (gaps, late views, reloads). Each case drives StreamProtocol through
-plain callables and a fake clock/scheduler and records, in order, what a page would see:
+plain callables and the suite's fake scheduler (tests/fakes.py) and records, in order, what a page would see:
 
     {"t": ms, "trait": state}            the kernel wrote the synced ``_snapshot`` trait
     {"t": ms, "render": true}            a view renders (a later one replaces the first: a reload)
@@ -20,7 +20,7 @@ regenerates the file and compares, so it cannot go stale.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,37 +28,13 @@ import orjson
 
 from agentctx_widgets.widget.stream import StreamProtocol
 
+TESTS = str(Path(__file__).resolve().parents[1])
+if TESTS not in sys.path:  # run as a script (pytest has tests/ on the path already)
+    sys.path.insert(0, TESTS)
+from fakes import FakeScheduler  # noqa: E402
+
 OUT = Path(__file__).with_name("protocol.json")
 START = 1000.0
-
-
-class FakeTimers:
-    """A clock and a scheduler that move only when the case says so."""
-
-    def __init__(self) -> None:
-        self.now = START
-        self._timers: list[list[Any]] = []  # [due, order, fn, cancelled]
-        self._made = 0
-
-    def schedule(self, delay: float, fn: Callable[[], None]) -> Any:
-        self._made += 1
-        timer = [self.now + delay, self._made, fn, False]
-        self._timers.append(timer)
-
-        class Handle:
-            def cancel(self) -> None:
-                timer[3] = True
-
-        return Handle()
-
-    def advance(self, seconds: float) -> None:
-        end = self.now + seconds
-        while due := [t for t in self._timers if not t[3] and t[0] <= end]:
-            timer = min(due, key=lambda t: (t[0], t[1]))
-            self._timers.remove(timer)
-            self.now = max(self.now, timer[0])
-            timer[2]()
-        self.now = end
 
 
 def header(context: list[dict[str, Any]]) -> dict[str, Any]:
@@ -70,12 +46,12 @@ class Case:
     """One recorded sequence: the protocol, the fake time, and the events a page would see."""
 
     def __init__(self, context: list[dict[str, Any]] | None = None) -> None:
-        self.timers = FakeTimers()
+        self.timers = FakeScheduler(now=START)
         self.events: list[dict[str, Any]] = []
         self.rendered = False
         self._lose = 0
         self.proto = StreamProtocol(self._send, self._trait, header, context=context,
-                                    clock=lambda: self.timers.now, schedule=self.timers.schedule)
+                                    clock=self.timers.clock, schedule=self.timers)
 
     def _t(self) -> int:
         return round((self.timers.now - START) * 1000)
