@@ -163,12 +163,7 @@ def _drive(main: Callable[[], Coroutine[Any, Any, Any]], on_interrupt: Callable[
         caller.refuse()
         started.wait(STOP_GRACE)
         on_interrupt()
-        loop, task = box.get("loop"), box.get("task")
-        if loop is not None and task is not None:
-            try:
-                loop.call_soon_threadsafe(task.cancel)
-            except RuntimeError:  # the loop already closed: the turn ended on its own
-                pass
+        cancel_task(box.get("loop"), box.get("task"))
         wait(STOP_GRACE)
         raise
     wait()
@@ -235,3 +230,14 @@ def _after_fork_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def cancel_task(loop: asyncio.AbstractEventLoop | None, task: asyncio.Task | None) -> None:
+    """Cancel ``task`` on ``loop`` from another thread; nothing when either is missing or the loop already
+    closed (the work ended on its own)."""
+    if loop is None or task is None:
+        return
+    try:
+        loop.call_soon_threadsafe(task.cancel)
+    except RuntimeError:
+        pass

@@ -29,7 +29,7 @@ from ..models import ModelError
 from ..models.answer import call_facts
 from ..models.stream_events import is_async, opened, stopped
 from ..models.tools import Tool
-from .caller import call_user_code, run_on_worker
+from .caller import call_user_code, cancel_task, run_on_worker
 from .openai_shapes import from_view_message
 
 __all__ = ["Reply", "StopSignal", "ToolCall", "add_usage", "as_user_message", "call_tool", "run_until_stopped",
@@ -198,15 +198,7 @@ def run_until_stopped(main: Callable[[], Coroutine[Any, Any, Any]], stop: StopSi
             raise stopped()
         return await main()
 
-    def cancel() -> None:
-        loop, task = running.get("loop"), running.get("task")
-        if loop is not None and task is not None:
-            try:
-                loop.call_soon_threadsafe(task.cancel)
-            except RuntimeError:  # the loop already closed: the request ended on its own
-                pass
-
-    remove = stop.on_stop(cancel)
+    remove = stop.on_stop(lambda: cancel_task(running.get("loop"), running.get("task")))
     try:
         return run_on_worker(entry, stop.set)
     finally:

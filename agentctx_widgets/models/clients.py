@@ -84,18 +84,12 @@ class use_pool:
             _POOL.reset(self._token)
 
 
-class open_pool:
+class open_pool(use_pool):
     """``async with open_pool():`` — clients built inside share connections and close at the end."""
 
     def __init__(self) -> None:
-        self.pool = LoopClients()
-        self._token: contextvars.Token | None = None
-
-    async def __aenter__(self) -> LoopClients:
-        self._token = _POOL.set(self.pool)
-        return self.pool
+        super().__init__(LoopClients())
 
     async def __aexit__(self, *exc: Any) -> None:
-        if self._token is not None:
-            _POOL.reset(self._token)
+        await super().__aexit__(*exc)
         await self.pool.aclose()
