@@ -49,12 +49,13 @@ from ..output import Output, adapter_for
 from .base import Hooks
 from .caller import run_on_worker
 from .checkpoint import ContextCheckpoint
-from .errors import TurnError, error_dict
+from .errors import error_dict
 from .hook_context import CTX_FIELDS, HookContext
 from .openai_shapes import from_view, message_from_response, response_of, to_view, tool_call_of
 from .python_hooks import hooks_from_python
 from .returns import CREATE_FIELDS, CTX_OVERRIDE_FIELDS, MODEL_OPTION_FIELDS, unknown_create_keys
 from .turn_core import Reply, StopSignal, add_usage, as_user_message, call_tool, stream_reply
+from .turn_result import TurnOutcome, checked  # noqa: F401 - checked: turns.py imports it from here
 from .usage_log import record_usage
 
 INTERRUPTED = {"message": "interrupted: the turn was stopped before it finished; nothing was committed",
@@ -76,27 +77,20 @@ class TurnView(Protocol):
     def set_pending(self, message: dict | None) -> None: ...
 
 
-@dataclass
-class TurnResult:
-    """What one ``run_turn`` did."""
+@dataclass(repr=False)
+class TurnResult(TurnOutcome):
+    """What one turn of the seed lifecycle did (:class:`.turn_result.TurnOutcome` holds ``response``,
+    ``usage``, ``error``, ``diagnostics``, ``hooks_called``, ``console`` and ``ok``). Here ``response`` is
+    the final OpenAI-like response (after Before/After), and ``error`` is ``{"message", "code", "name",
+    "hook", …}``."""
 
-    response: dict | None = None
-    """The final OpenAI-like response (after Before/After), or ``None`` if the turn failed early."""
-    usage: dict | None = None
-    """The turn's usage: ``finalize_usage`` of each model response, added up over every model call."""
     output: list[dict] = field(default_factory=list)
     """Every output message flushed during the turn, in order."""
     chunks: list[dict] = field(default_factory=list)
     """What the client received: OpenAI chunks for ``accept="standard"``, else the messages."""
-    console: list[dict] = field(default_factory=list)
-    """JavaScript console lines: ``{"level", "hook", "text"}``."""
-    hooks_called: list[str] = field(default_factory=list)
-    """Hook names in call order (retries and tool rounds repeat them)."""
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds per step (``create``, ``model``, ``before``, ``commit``, ``after``, ``tools``, ``done``,
     ``error``; summed over retries and rounds) and ``total``."""
-    error: dict | None = None
-    """The surfaced error (``{"message", "code", "name", "hook", …}``), or ``None``."""
     retries: int = 0
     """How many times ``Error`` asked for, and got, a rerun."""
     model_messages: list[dict] = field(default_factory=list)
@@ -105,13 +99,9 @@ class TurnResult:
     """One entry per model call: ``{"usage", "stopReason"?, "model"?, "provider"?, "rateLimits"?}``."""
     tool_results: list[dict] = field(default_factory=list)
     """The tool-result messages (type 4) the runner's tools produced, in order."""
-    diagnostics: list[dict] = field(default_factory=list)
-    """What Yao accepts but a hook author almost surely did not mean: ``{code, message, where, hint}``
-    (``agentctx_widgets.output.diagnostics``), in the order they happened."""
 
-    @property
-    def ok(self) -> bool:
-        return self.error is None
+    REPR_FIELDS = ("response", "usage", "output", "chunks", "console", "hooks_called", "timings", "error",
+                   "retries", "model_messages", "calls", "tool_results", "diagnostics")
 
     @property
     def rate_limits(self) -> dict:
@@ -159,13 +149,6 @@ def _with_defaults(arguments: dict[str, Any]) -> dict[str, Any]:
     given = dict(bound.arguments)
     del given["context"], given["user_input"]
     return given  # ctx_fields stays one dict, as _Turn takes it
-
-
-def checked(result: Any, check: bool) -> Any:
-    """``result``, or :class:`TurnError` raised when the turn failed and ``check`` is true."""
-    if check and getattr(result, "error", None) is not None:
-        raise TurnError(result)
-    return result
 
 
 def _as_hooks(hooks: Any) -> Hooks | None:

@@ -54,6 +54,7 @@ from ..hooks.errors import HookError, error_dict
 from ..hooks.hook_context import CTX_FIELDS, HookContext
 from ..hooks.openai_shapes import from_view, from_view_message, response_of, to_view
 from ..hooks.turn_core import StopSignal, add_usage, as_user_message, call_tool, run_until_stopped, stream_reply
+from ..hooks.turn_result import TurnOutcome
 from ..models import ModelError
 from ..models.tools import Tool, as_tools
 from ..output import Output
@@ -124,29 +125,21 @@ Delegate = Callable[[str, list[dict], dict], Any]
 :class:`YaoTurnResult`, or an awaitable of either)."""
 
 
-@dataclass
-class YaoTurnResult:
-    """What one request did."""
+@dataclass(repr=False)
+class YaoTurnResult(TurnOutcome):
+    """What one request did (``hooks.turn_result.TurnOutcome`` holds ``response``, ``usage``,
+    ``error``, ``diagnostics``, ``hooks_called`` — nested delegations included —, ``console`` and ``ok``).
+    Here ``response`` is Yao's ``Response``: ``request_id, context_id, trace_id, chat_id, assistant_id,
+    create?, next?, completion?, tools?`` (``agent/context/types.go:398-408``); ``usage`` is summed over
+    every model call (``stream_end`` carries Yao's: the last call's); ``error`` is ``{"message", "hook"?,
+    "cause"?}``."""
 
-    response: dict | None = None
-    """Yao's ``Response``: ``request_id, context_id, trace_id, chat_id, assistant_id, create?, next?,
-    completion?, tools?`` (``agent/context/types.go:398-408``)."""
     next: Any = None
     """``Response.next``: Next's ``data``, or its whole return when it had no data, else ``None``."""
     events: list[dict] = field(default_factory=list)
     """The lifecycle events (``stream_start``, ``message_start`` / ``message_end``, ``stream_end``) in order."""
     messages: list[dict] = field(default_factory=list)
     """Everything sent to the client, in order (events, chunks, hook messages)."""
-    usage: dict | None = None
-    """The kit's usage summed over every model call (``stream_end`` carries Yao's: the last call's)."""
-    error: dict | None = None
-    """``{"message", "hook"?, …}`` when the request failed, else ``None``."""
-    diagnostics: list[dict] = field(default_factory=list)
-    """What Yao accepts but almost surely was not meant: ``{code, message, where, hint}``."""
-    hooks_called: list[str] = field(default_factory=list)
-    """Hook names in call order (nested delegations included)."""
-    console: list[dict] = field(default_factory=list)
-    """The hooks' console lines (``{"level", "hook", "text"}``), when the hook set keeps them."""
     model_messages: list[list[dict]] = field(default_factory=list)
     """The Context messages of each model call, in order."""
     model_options: list[dict | None] = field(default_factory=list)
@@ -157,9 +150,8 @@ class YaoTurnResult:
     """What the hooks recorded with ``ctx.trace``: the root node with its children nested, as Yao's
     trace JSON (``trace.Trace.tree``); None when they recorded nothing (or ran with the seed's ctx)."""
 
-    @property
-    def ok(self) -> bool:
-        return self.error is None
+    REPR_FIELDS = ("response", "next", "events", "messages", "usage", "error", "diagnostics", "hooks_called",
+                   "console", "model_messages", "model_options", "accept", "trace")
 
     @property
     def client(self) -> str:

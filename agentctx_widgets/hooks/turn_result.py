@@ -1,0 +1,62 @@
+"""What a turn's result has whichever lifecycle ran it: the seed's (:class:`.runner.TurnResult`) and
+today's Yao request (``yao.runner.YaoTurnResult``) both subclass :class:`TurnOutcome`, which holds the
+fields they share, ``ok``, the check that raises :class:`~.errors.TurnError`, and the repr.
+
+Each subclass lists its fields in :attr:`TurnOutcome.REPR_FIELDS` in the order its repr has always
+shown them (a dataclass would put the base's fields first), so a result prints as it did before the
+base existed.
+"""
+
+from __future__ import annotations
+
+import reprlib
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
+
+from .errors import TurnError
+
+__all__ = ["TurnOutcome", "checked"]
+
+Result = TypeVar("Result", bound="TurnOutcome")
+
+
+@dataclass(repr=False)
+class TurnOutcome:
+    """The fields every turn result has; a subclass says what its lifecycle adds and what each means there."""
+
+    response: dict | None = None
+    """The turn's final response (its shape is the lifecycle's), or ``None`` when it failed before one."""
+    usage: dict | None = None
+    """The kit's usage, summed over every model call of the turn (``None`` when no model was called)."""
+    error: dict | None = None
+    """Why the turn failed (``{"message", "hook"?, …}``), or ``None``."""
+    diagnostics: list[dict] = field(default_factory=list)
+    """What Yao accepts but a hook author almost surely did not mean: ``{code, message, where, hint}``
+    (``agentctx_widgets.output.diagnostics``), in the order they happened."""
+    hooks_called: list[str] = field(default_factory=list)
+    """Hook names in call order (retries, tool rounds and delegations repeat them)."""
+    console: list[dict] = field(default_factory=list)
+    """The hooks' console lines: ``{"level", "hook", "text"}``."""
+
+    REPR_FIELDS: ClassVar[tuple[str, ...]] = ("response", "usage", "error", "diagnostics", "hooks_called", "console")
+    """The fields the repr shows, in its order (each subclass lists all of its own)."""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def raise_for_error(self: Result) -> Result:
+        """This result, or :class:`TurnError` (what failed, where, a hint) when the turn failed."""
+        if self.error is not None:
+            raise TurnError(self)
+        return self
+
+    @reprlib.recursive_repr()
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.REPR_FIELDS)
+        return f"{type(self).__qualname__}({shown})"
+
+
+def checked(result: Any, check: bool) -> Any:
+    """``result``, or :class:`TurnError` raised when the turn failed and ``check`` is true."""
+    return result.raise_for_error() if check else result
