@@ -62,6 +62,45 @@ export const RENDER_MARK = "agentctx-widgets:render";
 export function createRenderer(el, options = {}) {
   globalThis.performance?.mark?.(RENDER_MARK);
   const controller = new AbortController();
+  const parts = mountParts(el, options);
+  const { root, body } = parts;
+  const follower = followNewest(body, controller.signal);
+  root.addEventListener("click", (event) => {
+    const target = /** @type {Element | null} */ (event.target instanceof Element ? event.target : null);
+    const button = target?.closest(".actx-remote-img");
+    if (button instanceof HTMLElement) loadRemoteImage(button);
+  }, { signal: controller.signal });
+  const updater = viewUpdater(parts);
+
+  return {
+    root,
+    update(state, changes) {
+      try {
+        updater(state, changes);
+      } catch (error) {
+        warn("render update failed:", error);
+      }
+      if (follower.following()) follower.schedule();
+    },
+    destroy() {
+      controller.abort();
+      cancelSettlesWithin(root); // no Markdown catch-up may fire into a removed view
+      parts.contextList.destroy();
+      root.remove();
+    },
+  };
+}
+
+/**
+ * @typedef {{root: HTMLElement, body: HTMLElement, header: HeaderView, contextList: ContextList,
+ *   pending: PendingReply, outputs: OutputList}} RendererParts
+ */
+
+/**
+ * Build the view's DOM (header, then a scroll body of context, pending reply and outputs) into `el`.
+ * @param {HTMLElement} el @param {RendererOptions} options @returns {RendererParts}
+ */
+function mountParts(el, options) {
   const header = new HeaderView();
   const body = h("div", { className: "actx-body", "data-testid": "actx-body" });
   const contextList = new ContextList({
@@ -72,90 +111,90 @@ export function createRenderer(el, options = {}) {
     scrollRoot: body,
     IntersectionObserver: options.IntersectionObserver,
   });
-  const pendingSlot = h("div", { className: "actx-pending-slot" });
+  const pending = new PendingReply();
   const outputs = new OutputList();
-  body.append(contextList.el, pendingSlot, outputs.el);
+  body.append(contextList.el, pending.slot, outputs.el);
   const root = h("div", { className: "actx-root", "data-testid": "actx-root" }, [header.el, body]);
   el.append(root);
+  return { root, body, header, contextList, pending, outputs };
+}
 
-  /** @type {import("./messages.js").MessageView | null} */
-  let pendingView = null;
+/**
+ * Follow new content while the reader is at the bottom of `body`: `following()` says whether they are
+ * (updated on scroll), `schedule()` scrolls to the newest content once per frame.
+ * @param {HTMLElement} body @param {AbortSignal} signal
+ */
+function followNewest(body, signal) {
   let follow = true;
-
+  let queued = false;
   body.addEventListener("scroll", () => {
     follow = body.scrollHeight - body.scrollTop - body.clientHeight <= STICKY_PX;
-  }, { signal: controller.signal, passive: true });
-  root.addEventListener("click", (event) => {
-    const target = /** @type {Element | null} */ (event.target instanceof Element ? event.target : null);
-    const button = target?.closest(".actx-remote-img");
-    if (button instanceof HTMLElement) loadRemoteImage(button);
-  }, { signal: controller.signal });
-
-  let followQueued = false;
+  }, { signal, passive: true });
   /** Keep the newest content in view, once per frame (reading scrollHeight forces a layout). */
-  function scheduleFollow() {
-    if (followQueued) return;
-    followQueued = true;
+  function schedule() {
+    if (queued) return;
+    queued = true;
     const run = () => {
-      followQueued = false;
-      if (follow && !controller.signal.aborted) body.scrollTop = body.scrollHeight;
+      queued = false;
+      if (follow && !signal.aborted) body.scrollTop = body.scrollHeight;
     };
     if (typeof requestAnimationFrame === "function") requestAnimationFrame(run);
     else run();
   }
+  return { following: () => follow, schedule };
+}
 
-  /** @param {any} message */
-  function renderPending(message) {
+/**
+ * `update(state, changes)` without its guard: redraws what `changes` names (everything when omitted).
+ * @param {RendererParts} parts @returns {(state: ViewState, changes?: Changes | null) => void}
+ */
+function viewUpdater({ header, contextList, pending, outputs }) {
+  /** The keys of the blocks the context's and the pending reply's assistant messages show (outputs.js). */
+  let contextReplies = new Set();
+  let pendingReplies = new Set();
+  return (state, changes) => {
+    const all = changes === undefined || changes === null;
+    const ch = changes ?? {};
+    const context = Array.isArray(state.context) ? state.context : [];
+    if (all || ch.header) header.update(state.header, context.length);
+    if (all || ch.context) contextList.update(context, all ? "all" : /** @type {"all" | number[]} */ (ch.context));
+    if (all || ch.pending) pending.render(state.pending ?? null);
+    if (all || ch.context) contextReplies = replyKeys(context);
+    if (all || ch.pending) pendingReplies = replyKeys(state.pending ? [state.pending] : []);
+    if (all || ch.context || ch.pending) outputs.setReplies(contextReplies, pendingReplies);
+    if (all || ch.outputs) outputs.update(state.outputs, all ? "all" : /** @type {"all" | string[]} */ (ch.outputs));
+  };
+}
+
+/** The streaming assistant reply, drawn in its own slot between the context and the outputs. */
+class PendingReply {
+  constructor() {
+    this.slot = h("div", { className: "actx-pending-slot" });
+    /** @type {import("./messages.js").MessageView | null} */
+    this.view = null;
+  }
+
+  /** @param {any} message the pending reply, or null when there is none */
+  render(message) {
     if (!message) {
-      pendingView?.el.remove();
-      pendingView = null;
+      this.view?.el.remove();
+      this.view = null;
       return;
     }
     // a pending reply with an error stopped (an interrupt, a failed stream): no longer "streaming"
     const streaming = message.error === undefined || message.error === null;
     const env = { index: null, streaming };
-    if (pendingView?.update && pendingView.update(message, env)) {
-      pendingView.el.setAttribute("data-streaming", String(streaming));
+    if (this.view?.update && this.view.update(message, env)) {
+      this.view.el.setAttribute("data-streaming", String(streaming));
       return;
     }
     const view = createMessageView(message, env);
     view.el.setAttribute("data-testid", "actx-pending");
     view.el.setAttribute("data-streaming", String(streaming));
-    if (pendingView) pendingView.el.replaceWith(view.el);
-    else pendingSlot.append(view.el);
-    pendingView = view;
+    if (this.view) this.view.el.replaceWith(view.el);
+    else this.slot.append(view.el);
+    this.view = view;
   }
-
-  /** The keys of the blocks the context's and the pending reply's assistant messages show (outputs.js). */
-  let contextReplies = new Set();
-  let pendingReplies = new Set();
-
-  return {
-    root,
-    update(state, changes) {
-      const all = changes === undefined || changes === null;
-      const ch = changes ?? {};
-      const context = Array.isArray(state.context) ? state.context : [];
-      try {
-        if (all || ch.header) header.update(state.header, context.length);
-        if (all || ch.context) contextList.update(context, all ? "all" : /** @type {"all" | number[]} */ (ch.context));
-        if (all || ch.pending) renderPending(state.pending ?? null);
-        if (all || ch.context) contextReplies = replyKeys(context);
-        if (all || ch.pending) pendingReplies = replyKeys(state.pending ? [state.pending] : []);
-        if (all || ch.context || ch.pending) outputs.setReplies(contextReplies, pendingReplies);
-        if (all || ch.outputs) outputs.update(state.outputs, all ? "all" : /** @type {"all" | string[]} */ (ch.outputs));
-      } catch (error) {
-        warn("render update failed:", error);
-      }
-      if (follow) scheduleFollow();
-    },
-    destroy() {
-      controller.abort();
-      cancelSettlesWithin(root); // no Markdown catch-up may fire into a removed view
-      contextList.destroy();
-      root.remove();
-    },
-  };
 }
 
 /**
