@@ -7,9 +7,14 @@ s apart, the first one ``DELAY`` s after the stream starts), then the measured c
 
     t0 = time.time(); v = ContextView(ctx); display(v); run_turn(ctx, "hi", model=model, view=v)
 
-The figure is the page's ``Date.now()`` in the first animation frame after the reply's first delta is
-in the text of the cell's output (a MutationObserver, then ``requestAnimationFrame``) minus the kernel's ``t0``
-(same machine, same clock). Then, in the same kernel, the warm figure: a second turn into the view
+The figure is the time of the animation frame that paints the reply's first delta, minus the kernel's
+``t0`` (same machine, same clock). A MutationObserver sees the delta reach the text of the cell's output.
+A change made inside a frame (a ``requestAnimationFrame`` callback, as ContextView draws) is painted at
+the end of that frame, so it counts at the change; a change made outside one (a plain task, as the bare
+baseline draws) waits for the next frame, so it counts at that frame's start. A frame loop tells the two
+apart: a flag set at each frame's ``requestAnimationFrame`` and cleared by a ``MessageChannel`` task,
+which runs after the frame has painted. (The rule before counted the next frame for both, one frame
+too many for a view that draws inside one.) Then, in the same kernel, the warm figure: a second turn into the view
 already drawn (``t0 = time.time(); run_turn(ctx, "again", model=model, view=v)``).
 
 The baseline, measured the same way and interleaved with it (order alternating): a bare anywidget of a
@@ -38,6 +43,10 @@ RESULTS = REPO / "bench" / "results"
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 
 from harness import JupyterServer, Lab, launch_chromium, write_notebook  # noqa: E402
+
+from agentctx_widgets.widget.bundle import bundle_files  # noqa: E402
+
+KERNEL_DIGEST = bundle_files().digest
 
 CHUNK = 4
 DELAY = 0.03
@@ -95,16 +104,28 @@ CELLS = {
              "t0 = time.time(); feed(b, model)"),
 }
 
-# Armed before a measured cell runs: the Date.now() of the first animation frame after `word` is in
-# the text of one of the notebook's output areas.
+# Armed before a measured cell runs: the time of the frame that paints `word` in the text of one of the
+# notebook's output areas (see the module docstring for the rule).
 ARM = """(word) => {
   window.__firstChar = null;
   const notebook = window.jupyterapp.shell.currentWidget.content.node;
   const shown = () => [...notebook.querySelectorAll('.jp-OutputArea')].some((o) => o.textContent.includes(word));
   if (shown()) { window.__firstChar = -1; return; }
+  let inFrame = false, done = false;
+  const after = new MessageChannel();
+  after.port1.onmessage = () => { inFrame = false; };
+  const frame = () => {
+    if (done) return;
+    inFrame = true;
+    after.port2.postMessage(0);
+    requestAnimationFrame(frame);
+  };
+  requestAnimationFrame(frame);
   const mo = new MutationObserver(() => {
     if (!shown()) return;
     mo.disconnect();
+    done = true;
+    if (inFrame) { window.__firstChar = Date.now(); return; }
     requestAnimationFrame(() => { window.__firstChar = Date.now(); });
   });
   mo.observe(notebook, { subtree: true, childList: true, characterData: true });
@@ -139,6 +160,9 @@ def sample(server: JupyterServer, browser: Any, kind: str, n: int, *, prebuilt: 
         lab = Lab(server, context.new_page())
         lab.open(name)
         digest = lab.page.evaluate(PREBUILT)
+        if prebuilt and kind == "view" and digest != KERNEL_DIGEST:
+            raise SystemExit(f"the page's prebuilt front end ({digest}) is not the kernel's bundle ({KERNEL_DIGEST}): "
+                             "the figure would be the decoded path's; run `make js` first")
         if not prebuilt:
             lab.page.evaluate("() => { delete globalThis[Symbol.for('agentctx-widgets.prebuilt')]; }")
         lab.run_cell(0)
