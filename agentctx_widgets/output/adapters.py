@@ -11,16 +11,20 @@ entry per SSE ``data:`` payload.
 - ``StandardAdapter`` (``standard``, and any other ``accept``, as Yao's ``NewOutput`` routes it):
   OpenAI ``chat.completion.chunk`` dicts as Yao's OpenAI writer sends them; the conversions per type
   are the table in ``message_types``.
+
+What a writer of either API does the same lives here once, and today's Yao writers
+(``yao/writers.py``) use it: the ``accept`` routing (:func:`for_accept`, :data:`CUI_ACCEPTS`), the
+``[DONE]`` payload, and the chunk around a converter's delta (:class:`OpenAIChunks`).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from .diagnostics import diagnostic
-from .message_types import YAO_MODEL, ConvertError, StandardConfig, lookup, to_standard
+from .message_types import YAO_MODEL, ConvertError, Emit, StandardConfig, lookup, to_standard
 from .messages import FIELDS, METADATA_FIELDS, OutputGroup, OutputMessageError
 
 DONE = "[DONE]"
@@ -28,6 +32,43 @@ DONE = "[DONE]"
 
 CUI_ACCEPTS = frozenset({"cui-web", "cui-native", "cui-desktop"})
 """The ``accept`` values Yao gives its CUI writer (agent/output/output.go:35-37); any other is standard."""
+
+C = TypeVar("C")
+S = TypeVar("S")
+
+
+def for_accept(accept: str, cui: Callable[[], C], standard: Callable[..., S], **options: Any) -> C | S:
+    """Yao's ``NewOutput`` routing (agent/output/output.go:24-51, the same at afab9c2 and 5a3f9a6a): a
+    ``cui-web`` / ``cui-native`` / ``cui-desktop`` client gets ``cui()``, ``standard`` and every other
+    value ``standard(**options)``. The seed's :func:`adapter_for` and today's ``yao.writers.writer_for``
+    pass their own pair of writers."""
+    return cui() if accept in CUI_ACCEPTS else standard(**options)
+
+
+class OpenAIChunks:
+    """What Yao's OpenAI writer puts around a converter's output, for both APIs' standard writers: a
+    ``delta`` emit becomes ``{"id", "object": "chat.completion.chunk", "created", "model", "choices":
+    [{"index": 0, "delta", "finish_reason": None}]}`` (createOpenAIChunk, openai/converter.go:317-332),
+    with ``role: "assistant"`` on the first chunk of the stream's first text or thinking message
+    (writer.go:78-88); a ``chunk`` emit (the ``error`` object) goes out as it is and takes no role.
+    ``created`` is each chunk's time unless fixed (Yao: ``time.Now().Unix()``)."""
+
+    model: str
+    created: int | None
+    _first_chunk: bool
+
+    def _payload(self, chunk_id: str, takes_role: bool, emit: Emit) -> Any:
+        if emit.kind == "chunk":
+            return emit.body
+        delta = emit.body
+        if self._first_chunk and takes_role:
+            delta = {**delta, "role": "assistant"}
+            self._first_chunk = False
+        return {
+            "id": chunk_id, "object": "chat.completion.chunk",
+            "created": self.created if self.created is not None else int(time.time()), "model": self.model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+        }
 
 
 # ---- CUI ----------------------------------------------------------------------------------------
@@ -91,7 +132,7 @@ class CuiAdapter:
 
 # ---- standard (OpenAI) --------------------------------------------------------------------------
 
-class StandardAdapter:
+class StandardAdapter(OpenAIChunks):
     """An OpenAI-compatible client, as Yao's OpenAI writer (openai/writer.go) serves it.
 
     Each message becomes what its type's entry in ``message_types`` says (Yao's converters), wrapped in
@@ -206,23 +247,8 @@ class StandardAdapter:
         spec = lookup(message.get("type"))
         if spec.resent_prop is not None and emits:
             self._track_resend(message, spec.resent_prop, emits[0].body)
-        out: list[Any] = []
-        for emit in emits:
-            if emit.kind == "chunk":
-                out.append(emit.body)
-                continue
-            delta = emit.body
-            if self._first_chunk and spec.takes_role:
-                delta["role"] = "assistant"
-                self._first_chunk = False
-            out.append({
-                "id": self.id if self.id is not None else message.get("id", ""),
-                "object": "chat.completion.chunk",
-                "created": self.created if self.created is not None else int(time.time()),
-                "model": self.model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
-            })
-        return out
+        chunk_id = self.id if self.id is not None else message.get("id", "")
+        return [self._payload(chunk_id, spec.takes_role, emit) for emit in emits]
 
     def _track_resend(self, message: dict[str, Any], prop: str, delta: dict[str, Any]) -> None:
         msg_id = message.get("id")
@@ -246,11 +272,7 @@ class StandardAdapter:
             self._report(code, where, **details)
 
 
-def adapter_for(accept: str, *, locale: str = "en", report: Callable[..., None] | None = None,
-                **options: Any) -> StandardAdapter | CuiAdapter:
-    """Yao's routing (agent/output/output.go:30-42): ``cui-web`` / ``cui-native`` / ``cui-desktop`` get a
-    ``CuiAdapter``; ``standard`` and every other value a ``StandardAdapter`` (which alone takes the
-    ``locale`` and ``report``, and ``options`` such as ``created``)."""
-    if accept in CUI_ACCEPTS:
-        return CuiAdapter()
-    return StandardAdapter(locale=locale, report=report, **options)
+def adapter_for(accept: str, **options: Any) -> StandardAdapter | CuiAdapter:
+    """The seed's writers by :func:`for_accept`: a ``CuiAdapter``, or a ``StandardAdapter`` (which alone
+    takes ``options``: ``locale``, ``report``, ``created``…)."""
+    return for_accept(accept, CuiAdapter, StandardAdapter, **options)

@@ -8,36 +8,44 @@
   "assistant"`` on the first text/thinking chunk (writer.go:78-89), events silent except a
   ``stream_start`` with a trace id (adapter.go:79-91), and ``data: [DONE]`` on close (writer.go:190-208).
 
-The conversions that the seed-era table (``output.message_types``) already does as Yao does — text,
-thinking, loading, error, image, stream_start — are taken from it (with the chunk id now
-``message_id``, converter.go:58-77 at 5a3f9a6a). Two it does differently on purpose for the seed are
-done here as Yao does today: ``tool_call`` carries only ``props.id`` and ``props.function``
-(converter.go:93-116), and an unregistered type (``execute``, ``agent``, ``todo``, ``plan``, ``job``,
-``question``, ``user_input``, custom ones) becomes Yao's link with its fallback template
-``"📎 [View %s](" + type + ")"`` — the link lands in the label (converter.go:253-315). Links are built on
-``YAO_BASE_URL``, which Yao's writer hard-codes (writer.go:47-50); pass ``base_url=None`` for none.
+The routing, ``[DONE]`` and the chunk around a delta are the seed's (``output.adapters``: Yao's
+writers did not change there between afab9c2 and 5a3f9a6a). What differs, as ``git diff afab9c2 5a3f9a6a
+-- agent/output/adapters`` shows, and what the seed's adapter does on purpose for the seed:
+
+- the chunk id is ``message_id`` (converter.go:62-116 at 5a3f9a6a; ``msg.ID`` at afab9c2);
+- the wire is already Go's (``wire.to_wire``): no ``done`` field, so no done-skip (adapter.go:93-98 at
+  afab9c2 is gone at 5a3f9a6a), and chunks are Go maps (keys sorted, ``go_value``) and SSE text;
+- ``tool_call`` carries only ``props.id`` and ``props.function`` (converter.go:93-116); the seed's
+  adapter also builds ``function`` from the seed's ``name`` / ``arguments``;
+- every type with no converter and no link template (``execute`` and its family, ``user_input``, custom
+  ones) gets Yao's fallback ``"📎 [View %s](" + type + ")"`` — the link lands in the label
+  (converter.go:308-315); the seed's adapter writes the evident ``📎 [View <type>](<link>)`` for them;
+- links are built on ``YAO_BASE_URL``, which Yao's writer hard-codes (writer.go:47-50; the seed's
+  adapter writes none by default); pass ``base_url=None`` for none;
+- no resend diagnostics, and ``check`` raises the converter's ``ConvertError`` for ``YaoOutput``.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
+from ..output.adapters import CUI_ACCEPTS, DONE, OpenAIChunks, for_accept
+from ..output.execute_family import EXECUTE
 from ..output.message_types import (
     LINK_TEMPLATES,
+    TOOL_CALL,
     YAO_BASE_URL,
     YAO_MODEL,
     ConvertError,
+    Emit,
     StandardConfig,
-    string_prop,
+    lookup,
     to_standard,
 )
 from .go_json import dumps, go_value
 
 Wire = dict[str, Any]
 
-DONE = "[DONE]"
-CUI_ACCEPTS = frozenset({"cui-web", "cui-native", "cui-desktop"})
 _TABLE_TYPES = frozenset({"text", "thinking", "loading", "error", "image", "action", "event"})
 """Types whose conversion the seed-era table does exactly as 5a3f9a6a (converter.go:17-32's registry)."""
 
@@ -66,7 +74,7 @@ class CuiWriter:
         return "".join(self._lines)
 
 
-class OpenAIWriter:
+class OpenAIWriter(OpenAIChunks):
     """A standard (OpenAI-compatible) client's stream: ``.chunks`` (chunk maps, error objects and
     ``"[DONE]"``), ``.text`` (the SSE text). ``created`` fixes the chunks' time (Yao: ``time.Now().Unix()``
     per chunk); ``reasoning`` is the model's ``Capabilities.Reasoning``; ``locale`` the request's."""
@@ -89,8 +97,9 @@ class OpenAIWriter:
     def write(self, messages: list[Wire]) -> None:
         new: list[Any] = []
         for message in messages:
+            takes_role = lookup(message.get("type")).takes_role
             for emit in convert(message, self.config):
-                new.append(self._chunk(message, emit))
+                new.append(go_value(self._payload(message.get("message_id", ""), takes_role, emit)))
         self._send(new)
 
     def close(self) -> None:
@@ -103,80 +112,31 @@ class OpenAIWriter:
     def text(self) -> str:
         return "".join(self._lines)
 
-    def _chunk(self, message: Wire, emit: Any) -> Any:
-        if emit.kind == "chunk":
-            return go_value(emit.body)
-        delta = dict(emit.body)
-        if self._first_chunk and message.get("type") in ("text", "thinking"):
-            delta["role"] = "assistant"
-            self._first_chunk = False
-        return go_value({
-            "id": message.get("message_id", ""), "object": "chat.completion.chunk",
-            "created": self.created if self.created is not None else int(time.time()), "model": self.model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
-        })
-
     def _send(self, new: list[Any]) -> None:
         self.chunks.extend(new)
         self._lines.extend(sse(chunk) for chunk in new)
 
 
 def writer_for(accept: str, **options: Any) -> CuiWriter | OpenAIWriter:
-    """Yao's ``NewOutput`` routing (output.go:25-51): the three CUI accepts get a ``CuiWriter``, anything
-    else an ``OpenAIWriter`` (``options`` go to it)."""
-    return CuiWriter() if accept in CUI_ACCEPTS else OpenAIWriter(**options)
+    """Today's writers by the seed's routing (``output.adapters.for_accept``, Yao's ``NewOutput``): a
+    ``CuiWriter``, or an ``OpenAIWriter`` (``options`` go to it)."""
+    return for_accept(accept, CuiWriter, OpenAIWriter, **options)
 
 
-# ---- the converter (openai/adapter.go:79-102, converter.go at 5a3f9a6a) --------------------------
-
-class _Emit:
-    __slots__ = ("kind", "body")
-
-    def __init__(self, kind: str, body: dict[str, Any]) -> None:
-        self.kind, self.body = kind, body
-
-
-def convert(message: Wire, config: StandardConfig) -> list[Any]:
-    """What Yao's OpenAI adapter makes of one wire message: a list of emits (``kind`` ``"delta"`` — a
-    chunk's ``choices[0].delta`` — or ``"chunk"``, written as it is). Raises ``ConvertError``."""
+def convert(message: Wire, config: StandardConfig) -> list[Emit]:
+    """What Yao's OpenAI adapter makes of one wire message (openai/adapter.go:79-102, converter.go at
+    5a3f9a6a), through the seed's table with the chunk id from ``message_id``: emits of ``kind``
+    ``"delta"`` (a chunk's ``choices[0].delta``) or ``"chunk"`` (written as it is). Raises
+    ``ConvertError``."""
     kind = message.get("type", "")
-    if kind in _TABLE_TYPES:
-        return list(to_standard({**message, "id": message.get("message_id", "")}, config))
-    if kind == "tool_call":
-        return [_Emit("delta", {"tool_calls": _tool_calls(message.get("props") or {})})]
-    return _link(message, config)
-
-
-def _tool_calls(props: dict[str, Any]) -> list[dict[str, Any]]:
-    """convertToolCall (converter.go:93-116): ``id`` and ``props.function`` only; name / arguments dropped."""
-    if not isinstance(props.get("id"), str):
-        return []
-    call: dict[str, Any] = {"id": props["id"], "type": "function"}
-    if isinstance(props.get("function"), dict):
-        call["function"] = props["function"]
-    return [call]
-
-
-def _link(message: Wire, config: StandardConfig) -> list[Any]:
-    """convertToLink with generateViewLink and getLinkTemplate (converter.go:253-315), Yao's fallback
-    template included."""
-    props = message.get("props") or {}
-    kind = message.get("type", "")
-    url = props.get("url")
-    if isinstance(url, str):
-        link = url
-    elif config.base_url is None:
-        return []
-    else:
-        link = f"{config.base_url}/agent/view/{kind}/{message.get('message_id', '')}"
-    template = LINK_TEMPLATES.get(kind)
-    if kind == "button":
-        text = f"🔘 [{string_prop(props, 'text', 'Button')}]({link})"
-    elif template is not None:
-        text = template.replace("%s", link, 1)
-    else:
-        text = f"📎 [View {link}]({kind})"
-    return [_Emit("delta", {"content": text})]
+    seed_shaped = {**message, "id": message.get("message_id", "")}
+    if kind == TOOL_CALL:  # convertToolCall reads only props.id and props.function (converter.go:93-116)
+        props = message.get("props") or {}
+        seed_shaped["props"] = {key: props[key] for key in ("id", "function") if key in props}
+    elif kind not in _TABLE_TYPES and kind not in LINK_TEMPLATES:
+        # no converter, no template: convertToLink's fallback (converter.go:308-315), as for execute
+        return lookup(EXECUTE).standard(seed_shaped, config)
+    return to_standard(seed_shaped, config)
 
 
 __all__ = ["CUI_ACCEPTS", "DONE", "ConvertError", "CuiWriter", "OpenAIWriter", "convert", "sse", "writer_for"]
