@@ -284,10 +284,42 @@ export function connect({
   early,
 }) {
   const store = new ProtocolStore(applyOut);
+  const frames = renderLoop({ store, renderer, signal, requestFrame, cancelFrame, onRendered });
+  const asker = new SnapshotAsker(model, store, now);
+  /** @param {unknown} received */
+  const onCustom = (received) => receiveMessage(received, store, frames.schedule, asker);
+  const onSnapshotTrait = () => readSnapshotTrait(model.get("_snapshot"), store, frames.schedule);
+
+  model.on("msg:custom", onCustom);
+  model.on("change:_snapshot", onSnapshotTrait);
+  signal.addEventListener(
+    "abort",
+    () => {
+      model.off("msg:custom", onCustom);
+      model.off("change:_snapshot", onSnapshotTrait);
+      frames.cancel();
+    },
+    { once: true },
+  );
+
+  onSnapshotTrait();
+  const askedBefore = asker.lastAsk;
+  for (const message of early?.messages ?? []) onCustom(message);
+  // ask unless the early messages brought the kernel's state, or a gap among them already asked
+  if (!(early?.complete && store.loaded) && asker.lastAsk === askedBefore) asker.ask(true);
+  return store;
+}
+
+/**
+ * At most one render per frame: `schedule()` asks for a frame when the store holds news, and the
+ * frame hands the renderer what changed; `cancel()` drops a frame not yet run.
+ * @param {{store: ProtocolStore, renderer: {update(state: ViewState, changes: Changes): void},
+ *   signal: AbortSignal, requestFrame: (cb: () => void) => any, cancelFrame: (handle: any) => void,
+ *   onRendered: (state: ViewState) => void}} options
+ */
+function renderLoop({ store, renderer, signal, requestFrame, cancelFrame, onRendered }) {
   /** @type {any} */
   let frame = null;
-  let lastSyncAsk = -Infinity;
-
   const render = () => {
     frame = null;
     if (signal.aborted) return;
@@ -300,69 +332,84 @@ export function connect({
     }
     onRendered(store.state);
   };
-  const scheduleRender = () => {
-    if (frame === null && store.dirty && !signal.aborted) frame = requestFrame(render);
+  return {
+    schedule() {
+      if (frame === null && store.dirty && !signal.aborted) frame = requestFrame(render);
+    },
+    cancel() {
+      if (frame !== null) cancelFrame(frame);
+      frame = null;
+    },
   };
-  /** @param {boolean} force */
-  const askForSnapshot = (force) => {
-    const t = now();
-    if (!force && t - lastSyncAsk < SYNC_RETRY_MS) return;
-    lastSyncAsk = t;
+}
+
+/** Asks the kernel for a snapshot, at most once per SYNC_RETRY_MS unless forced. */
+class SnapshotAsker {
+  /**
+   * @param {{send(content: SyncRequest): void}} model @param {ProtocolStore} store @param {() => number} now
+   */
+  constructor(model, store, now) {
+    this.model = model;
+    this.store = store;
+    this.now = now;
+    /** When the last request was sent (-Infinity: none is awaited). */
+    this.lastAsk = -Infinity;
+  }
+
+  /** @param {boolean} force send even if a request went out less than SYNC_RETRY_MS ago */
+  ask(force) {
+    const t = this.now();
+    if (!force && t - this.lastAsk < SYNC_RETRY_MS) return;
+    this.lastAsk = t;
     try {
       /** @type {SyncRequest} */
-      const request = { kind: "sync", seq: store.seq };
-      model.send(request);
+      const request = { kind: "sync", seq: this.store.seq };
+      this.model.send(request);
     } catch (error) {
       // No kernel (a saved notebook): the `_snapshot` trait is all there is.
       console.debug(LOG_PREFIX, "sync not sent", error);
     }
-  };
+  }
 
-  /** @param {unknown} received */
-  const onCustom = (received) => {
-    if (!isKernelMessage(received)) return;
-    // A snapshot this view would not adopt (an answer to another view's sync) is not worth copying.
-    if (received.kind === "snapshot" && store.loaded && received.seq <= store.seq) {
-      lastSyncAsk = -Infinity;
-      return;
-    }
-    // Every view of one model receives the same message object, and the store writes into what it
-    // keeps (in-place deltas, pending_append, context splices): each view needs its own copy.
-    const message = structuredClone(received);
-    if (message.kind === "snapshot") {
-      if (store.adopt(message.state)) scheduleRender();
-      lastSyncAsk = -Infinity;
-    } else if (message.kind === "batch") {
-      const result = store.applyBatch(message);
-      if (result === "gap" || result === "failed") askForSnapshot(result === "failed");
-      scheduleRender();
-    }
-  };
-  const onSnapshotTrait = () => {
-    const text = model.get("_snapshot");
-    // The kernel rewrites the trait each time a stream settles; skip parsing a big state we would not adopt.
-    const seq = peekSeq(text);
-    if (store.loaded && seq !== null && seq <= store.seq) return;
-    if (store.adopt(parseSnapshot(text))) scheduleRender();
-  };
+  /** A snapshot came: the next gap may ask at once. */
+  answered() {
+    this.lastAsk = -Infinity;
+  }
+}
 
-  model.on("msg:custom", onCustom);
-  model.on("change:_snapshot", onSnapshotTrait);
-  signal.addEventListener(
-    "abort",
-    () => {
-      model.off("msg:custom", onCustom);
-      model.off("change:_snapshot", onSnapshotTrait);
-      if (frame !== null) cancelFrame(frame);
-      frame = null;
-    },
-    { once: true },
-  );
+/**
+ * One custom message from the kernel: adopt a newer snapshot, apply a batch (asking for a snapshot on
+ * a gap or a failure); anything that is not ours is ignored.
+ * @param {unknown} received @param {ProtocolStore} store @param {() => void} scheduleRender
+ * @param {SnapshotAsker} asker
+ */
+function receiveMessage(received, store, scheduleRender, asker) {
+  if (!isKernelMessage(received)) return;
+  // A snapshot this view would not adopt (an answer to another view's sync) is not worth copying.
+  if (received.kind === "snapshot" && store.loaded && received.seq <= store.seq) {
+    asker.answered();
+    return;
+  }
+  // Every view of one model receives the same message object, and the store writes into what it
+  // keeps (in-place deltas, pending_append, context splices): each view needs its own copy.
+  const message = structuredClone(received);
+  if (message.kind === "snapshot") {
+    if (store.adopt(message.state)) scheduleRender();
+    asker.answered();
+  } else if (message.kind === "batch") {
+    const result = store.applyBatch(message);
+    if (result === "gap" || result === "failed") asker.ask(result === "failed");
+    scheduleRender();
+  }
+}
 
-  onSnapshotTrait();
-  const askedBefore = lastSyncAsk;
-  for (const message of early?.messages ?? []) onCustom(message);
-  // ask unless the early messages brought the kernel's state, or a gap among them already asked
-  if (!(early?.complete && store.loaded) && lastSyncAsk === askedBefore) askForSnapshot(true);
-  return store;
+/**
+ * The synced `_snapshot` trait changed (or the view starts): adopt it when it is newer.
+ * @param {unknown} text the trait's JSON text @param {ProtocolStore} store @param {() => void} scheduleRender
+ */
+function readSnapshotTrait(text, store, scheduleRender) {
+  // The kernel rewrites the trait each time a stream settles; skip parsing a big state we would not adopt.
+  const seq = peekSeq(text);
+  if (store.loaded && seq !== null && seq <= store.seq) return;
+  if (store.adopt(parseSnapshot(text))) scheduleRender();
 }
