@@ -406,6 +406,30 @@ def test_the_message_sequence_of_a_request_whole() -> None:
     assert result.usage["inputTokens"] == 5 and result.usage["outputTokens"] == 1
 
 
+def test_stream_start_and_end_are_written_in_gos_field_order() -> None:
+    """The lifecycle events' data are Go structs, so Yao writes their fields in declaration order, not
+    sorted: ``StreamStartData`` / ``StreamEndData`` / ``AssistantInfo`` / ``UsageInfo`` (yao afab9c2
+    ``agent/output/message/types.go:292-314``, ``:249-267``; the same at 5a3f9a6a ``:329-351``,
+    ``:286-304``), marshalled by ``agent.go:707-719`` and ``:734-753``; the props around them are a map
+    (``data``, ``event``, ``message``, sorted). The text is what the CUI client reads after ``data:``."""
+    from agentctx_widgets.yao.go_json import dumps
+
+    model = ScriptedModel([{"text": "Hi", "usage": {"prompt_tokens": 5, "completion_tokens": 1}}], chunk_size=100)
+    result, _, _ = run("hi", model=model, metadata={"z": 1, "a": 2},
+                       assistant=Assistant("tests.create", name="Create Test"))
+    start, end = result.events[0], result.events[-1]
+    assert dumps(start) == (
+        '{"type":"event","props":{"data":{"context_id":"ctx-1","request_id":"req-1","timestamp":1000,'
+        '"chat_id":"chat-1","trace_id":"trace-1","assistant":{"assistant_id":"tests.create","name":"Create Test"},'
+        '"metadata":{"a":2,"z":1}},"event":"stream_start","message":"Stream started"}}')
+    assert dumps(end) == (
+        '{"type":"event","props":{"data":{"request_id":"req-1","context_id":"ctx-1","trace_id":"trace-1",'
+        '"timestamp":5000,"duration_ms":4000,"status":"completed",'
+        '"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6},"metadata":{"a":2,"z":1}},'
+        '"event":"stream_end","message":"Stream completed"}}')
+    assert f"data: {dumps(start)}" in result.client
+
+
 def test_bad_arguments_are_refused_with_the_place() -> None:
     with pytest.raises(TypeError, match=r"run_assistant: unknown keyword\(s\) \['colour'\]"):
         run("x", colour="red")

@@ -62,7 +62,8 @@ from ..context.validate import has_content
 from ..output.diagnostics import diagnostic
 from .chunk_writer import ChunkWriter
 from .binding import current_context, script_api
-from .wire import event_message, to_wire
+from .wire import (ASSISTANT_FIELDS, EVENT_TEXT, STREAM_END, STREAM_START, assistant_info, event_message,
+                   stream_end_data, stream_start_data, to_wire)
 from .writers import OpenAIWriter, writer_for
 from .memory import MemoryStore
 from .hook_sets import PythonYaoHooks, YaoHooks, as_yao_hooks, hooks_for
@@ -659,33 +660,24 @@ class _Request:
         return [m for m in self.context.messages() if isinstance(m.get("type"), int)]
 
     def _stream_start(self, started: int) -> None:
-        """``EventStreamStartData`` (``output/message/types.go:329-337``, ``agent.go:705-725``)."""
-        info = {"assistant_id": self._id()}  # ast.Info(ctx.Locale): name and description translated
+        """``stream_start``: ``EventStreamStartData`` as ``agent.go:712-720`` fills it (``wire.stream_start_data``)."""
         named = {"name": getattr(self.assistant, "display_name", None),
                  "description": getattr(self.assistant, "display_description", None)}
-        for key in ("type", "name", "avatar", "description"):
-            value = named[key](self.ctx.locale) if callable(named.get(key)) else getattr(self.assistant, key, None)
-            if value:
-                info[key] = value
-        data = {"context_id": self.ids["context_id"], "request_id": self.ids["request_id"], "timestamp": started,
-                "chat_id": self.ctx.chat_id, "trace_id": self.ids["trace_id"], "assistant": info}
-        if self.ctx.metadata:
-            data["metadata"] = dict(self.ctx.metadata)
-        self.shared.event("stream_start", "Stream started", data)
+        info = {key: named[key](self.ctx.locale) if callable(named.get(key)) else getattr(self.assistant, key, None)
+                for key in ASSISTANT_FIELDS[1:]}  # ast.Info(ctx.Locale): name and description translated
+        data = stream_start_data(self.ids["context_id"], self.ids["request_id"], started, self.ctx.chat_id or "",
+                                 self.ids["trace_id"], assistant=assistant_info(self._id(), **info),
+                                 metadata=self.ctx.metadata)
+        self.shared.event(STREAM_START, EVENT_TEXT[STREAM_START], data)
 
     def _stream_end(self, started: int, status: str, error: str | None, completion: dict | None) -> None:
-        """``EventStreamEndData`` (``types.go:341-351``, ``agent.go:728-759``)."""
+        """``stream_end``: ``EventStreamEndData`` as ``agent.go:733-749`` fills it (``wire.stream_end_data``),
+        with the usage of ``completion`` (the request's last model call) when it has some."""
         now = self.shared.now()
-        data: dict[str, Any] = {"request_id": self.ids["request_id"], "context_id": self.ids["context_id"],
-                                "trace_id": self.ids["trace_id"], "timestamp": now, "duration_ms": now - started,
-                                "status": status}
-        if error:
-            data["error"] = error
-        if completion is not None and completion.get("usage"):
-            data["usage"] = completion["usage"]
-        if self.ctx.metadata:
-            data["metadata"] = dict(self.ctx.metadata)
-        self.shared.event("stream_end", "Stream completed", data)
+        data = stream_end_data(self.ids["request_id"], self.ids["context_id"], self.ids["trace_id"], now,
+                               now - started, status, error=error or "",
+                               usage=(completion or {}).get("usage") or None, metadata=self.ctx.metadata)
+        self.shared.event(STREAM_END, EVENT_TEXT[STREAM_END], data)
 
 
 def _ctx_for(assistant: Any, ctx: Any) -> Any:
