@@ -128,6 +128,20 @@ def _deliver_with_groups(write: Callable[[list[dict[str, Any]]], None], write_gr
         write(batch[at:])
 
 
+def _deliver_parts(write: Callable[[list[dict[str, Any]]], None], write_group: Callable[[OutputGroup], None] | None,
+                   append_text: AppendText, batch: list[_Entry], groups: list[tuple[int, int, OutputGroup]]) -> None:
+    """A sink with ``append_text``: the fast-path appends as parts, the other messages as dicts, the
+    groups through ``write_group`` when it has one."""
+    if groups and write_group is not None:  # [groups to sinks]
+        _deliver_with_groups(lambda run: _deliver_mixed(write, append_text, run),
+                             write_group, batch, groups)  # type: ignore[arg-type]
+    elif len(batch) == 1 and type(batch[0]) is tuple:  # a delta flushed on its own (a burst)
+        entry = batch[0]
+        append_text(entry[0], entry[1], entry[2], entry[3])  # type: ignore[misc]
+    else:
+        _deliver_mixed(write, append_text, batch)
+
+
 class Output:
     """Buffers output messages and delivers them to sinks on ``flush``.
 
@@ -293,6 +307,14 @@ class Output:
             self._changes = []
         if groups:
             self._groups = []
+        self._record_flushed(batch, changes)
+        errors = self._deliver(batch, groups)
+        if errors:
+            raise SinkError(errors) from errors[0][1]
+
+    def _record_flushed(self, batch: list[_Entry], changes: list[Change]) -> None:
+        """Apply a flushed batch to the flushed state (the changes planned at send, the fast-path parts
+        again) and keep it in the history."""
         flushed = self._flushed_state
         planned = iter(changes) if changes else None
         for entry in batch:
@@ -303,6 +325,11 @@ class Output:
                 flushed.commit(next(planned))  # type: ignore[arg-type]
         self._flushed.extend(batch)
         self._flushed_count += len(batch)
+
+    def _deliver(self, batch: list[_Entry], groups: list[tuple[int, int, OutputGroup]]
+                 ) -> list[tuple[SinkLike, BaseException]] | None:
+        """Hand a flushed batch to every sink, in sink order; the ``(sink, error)`` of each sink that
+        raised (the others still got the batch), or ``None``."""
         errors: list[tuple[SinkLike, BaseException]] | None = None
         sinks = self._sinks  # replaced, never mutated (add_sink): no copy needed while sinks run
         dicts: list[OutputMessage] | None = None
@@ -310,14 +337,7 @@ class Output:
         for sink, write, write_group, append_text in sinks:
             try:
                 if append_text is not None:
-                    if groups and write_group is not None:  # [groups to sinks]
-                        _deliver_with_groups(lambda run: _deliver_mixed(write, append_text, run),  # noqa: B023
-                                             write_group, batch, groups)  # type: ignore[arg-type]
-                    elif len(batch) == 1 and type(batch[0]) is tuple:  # a delta flushed on its own (a burst)
-                        entry = batch[0]
-                        append_text(entry[0], entry[1], entry[2], entry[3])  # type: ignore[misc]
-                    else:
-                        _deliver_mixed(write, append_text, batch)
+                    _deliver_parts(write, write_group, append_text, batch, groups)
                     continue
                 if dicts is None:
                     dicts = _materialize(batch)
@@ -326,11 +346,10 @@ class Output:
                     _deliver_with_groups(write, write_group, dicts, groups)
                 elif dicts:
                     write(dicts if dict_sinks == 0 else list(dicts))  # the last one takes the list itself
-            except Exception as error:  # noqa: BLE001 - reported below, after every sink had its turn
+            except Exception as error:  # noqa: BLE001 - reported by flush, after every sink had its turn
                 errors = errors or []
                 errors.append((sink, error))
-        if errors:
-            raise SinkError(errors) from errors[0][1]
+        return errors
 
     # the seed's spelling
     Send = send
