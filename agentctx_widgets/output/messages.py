@@ -55,6 +55,12 @@ Report = Callable[..., None]
 
 
 class Metadata(TypedDict, total=False):
+    """Yao's ``message.Metadata``, the one type for both wire formats: the seed's envelope (here) and
+    today's ``message.Message`` (``yao.wire.YaoMessage``) carry the same struct — ``timestamp`` (int64),
+    ``sequence`` (int), ``trace_id`` (string), each ``omitempty`` (yao afab9c2
+    ``agent/output/message/types.go:61-65``, unchanged at 5a3f9a6a ``:47-51``). A key is absent when not
+    given; Go's zero value is written the same way (left out)."""
+
     timestamp: int
     sequence: int
     trace_id: str

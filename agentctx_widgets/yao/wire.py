@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..output.messages import METADATA_FIELDS, Metadata
 from .go_json import GoStruct, go_value
 
 EVENT = "event"
@@ -38,15 +39,6 @@ class MessageValueError(ValueError):
 
 
 @dataclass(slots=True)
-class Metadata:
-    """``message.Metadata`` (types.go:47-51)."""
-
-    timestamp: int = 0
-    sequence: int = 0
-    trace_id: str = ""
-
-
-@dataclass(slots=True)
 class YaoMessage:
     """``message.Message`` (types.go:22-44): what ``ctx.Send`` and its siblings carry."""
 
@@ -61,6 +53,8 @@ class YaoMessage:
     delta_action: str = ""
     type_change: bool = False
     metadata: Metadata | None = None
+    """``message.Metadata``: the keys that were given (``output.messages.Metadata``, shared with the seed's
+    envelope: the same Go struct)."""
 
 
 def _is_number(value: Any) -> bool:
@@ -116,9 +110,9 @@ def parse_message(value: Any) -> YaoMessage:
         for name in ("timestamp", "sequence"):
             number = metadata.get(name)
             if _is_number(number) and math.isfinite(number):
-                setattr(msg.metadata, name, int(number))  # Go: int64(float64), toward zero
+                msg.metadata[name] = int(number)  # Go: int64(float64), toward zero
         if isinstance(metadata.get("trace_id"), str):
-            msg.metadata.trace_id = metadata["trace_id"]
+            msg.metadata["trace_id"] = metadata["trace_id"]
     return msg
 
 
@@ -139,14 +133,8 @@ def to_wire(msg: YaoMessage) -> GoStruct:
     if msg.type_change:
         out["type_change"] = True
     if msg.metadata is not None:
-        meta = GoStruct()
-        if msg.metadata.timestamp:
-            meta["timestamp"] = msg.metadata.timestamp
-        if msg.metadata.sequence:
-            meta["sequence"] = msg.metadata.sequence
-        if msg.metadata.trace_id:
-            meta["trace_id"] = msg.metadata.trace_id
-        out["metadata"] = meta
+        # a struct: its fields in declaration order (METADATA_FIELDS), each omitempty
+        out["metadata"] = GoStruct((name, msg.metadata[name]) for name in METADATA_FIELDS if msg.metadata.get(name))
     return out
 
 
