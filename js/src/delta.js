@@ -433,62 +433,62 @@ class Planner {
     }
   }
 
-  /** @param {string} action @param {Record<string, any>} base @param {Record<string, any>} props @param {string} rawPath */
+  /** A delta with a delta_path: the client's getValueByPath, then setValueByPath.
+   * @param {string} action @param {Record<string, any>} base @param {Record<string, any>} props @param {string} rawPath */
   pathDelta(action, base, props, rawPath) {
     const parts = parsePath(rawPath);
+    const full = `props.${rawPath}`;
     for (const part of parts) {
       if (part.literal && (part.raw.includes("[") || part.raw.includes("]") || part.raw === "")) {
-        this.note("path_literal", `props.${rawPath}`, { part: part.raw });
+        this.note("path_literal", full, { part: part.raw });
       }
     }
-    const full = `props.${rawPath}`;
-    /** @param {any} obj getValueByPath */
-    const read = (obj) => {
-      for (const part of parts) {
-        obj = get(obj, part.key);
-        if (part.index !== null) obj = get(obj, part.index);
-      }
-      return obj;
-    };
-    const target = read(base);
-    const sent = read(props);
-    /** @type {any[]} */
-    let spec;
-    if (action === "append") {
-      if (typeof target === "string") {
-        if (typeof sent === "string") {
-          spec = ["concat", sent];
-        } else if (sent === UNDEFINED) {
-          this.note("missing_value", full, { path: full, effect: 'appends the text "undefined"' });
-          spec = ["concat", "undefined"];
-        } else {
-          const text = jsString(sent);
-          this.note("append_coerced", full, { kind: kind(sent), path: full, text });
-          spec = ["concat", text];
-        }
-      } else if (Array.isArray(target)) {
-        if (sent === UNDEFINED) {
-          this.note("missing_value", full, { path: full, effect: "adds null to the list" });
-          spec = ["extend", [null]];
-        } else {
-          spec = ["extend", Array.isArray(sent) ? sent : [sent]];
-        }
-      } else {
-        if (sent === UNDEFINED) {
-          this.note("missing_value", full, { path: full, effect: removes(target) });
-        } else if (target !== UNDEFINED && target !== null) {
-          this.note("append_replaced", full, { kind: kind(target), path: full });
-        }
-        spec = ["put", sent];
-      }
-    } else if (action === "merge") {
-      spec = ["merge", target, sent];
-    } else {
-      if (sent === UNDEFINED) this.note("missing_value", full, { path: full, effect: removes(target) });
-      spec = ["put", sent];
-    }
+    const target = readPath(base, parts);
+    const sent = readPath(props, parts);
+    const spec = action === "append" ? this.appendSpec(target, sent, full) : this.writeSpec(action, target, sent, full);
+    const where = this.walkPath(parts, base, full);
+    if (spec[0] === "put") this.put(where, spec[1]);
+    else if (spec[0] === "merge") this.merge(where, spec[1], spec[2]);
+    else if (where.kind === PATH && where.path !== null) this.ops.push([spec[0], where.path, spec[1]]);
+  }
 
-    // setValueByPath: walk to the last part, making what is missing
+  /** What appending `sent` onto `target` writes: ["concat", text], ["extend", items] or ["put", value].
+   * @param {any} target @param {any} sent @param {string} full @returns {any[]} */
+  appendSpec(target, sent, full) {
+    if (typeof target === "string") {
+      if (typeof sent === "string") return ["concat", sent];
+      if (sent === UNDEFINED) {
+        this.note("missing_value", full, { path: full, effect: 'appends the text "undefined"' });
+        return ["concat", "undefined"];
+      }
+      const text = jsString(sent);
+      this.note("append_coerced", full, { kind: kind(sent), path: full, text });
+      return ["concat", text];
+    }
+    if (Array.isArray(target)) {
+      if (sent !== UNDEFINED) return ["extend", Array.isArray(sent) ? sent : [sent]];
+      this.note("missing_value", full, { path: full, effect: "adds null to the list" });
+      return ["extend", [null]];
+    }
+    if (sent === UNDEFINED) {
+      this.note("missing_value", full, { path: full, effect: removes(target) });
+    } else if (target !== UNDEFINED && target !== null) {
+      this.note("append_replaced", full, { kind: kind(target), path: full });
+    }
+    return ["put", sent];
+  }
+
+  /** What a merge, replace or set of `sent` over `target` writes: ["merge", target, sent] or ["put", sent].
+   * @param {string} action @param {any} target @param {any} sent @param {string} full @returns {any[]} */
+  writeSpec(action, target, sent, full) {
+    if (action === "merge") return ["merge", target, sent];
+    if (sent === UNDEFINED) this.note("missing_value", full, { path: full, effect: removes(target) });
+    return ["put", sent];
+  }
+
+  /** setValueByPath's walk: to the last part, making what is missing; where the last part writes.
+   * @param {PathPart[]} parts @param {Record<string, any>} base @param {string} full @returns {Loc} */
+  walkPath(parts, base, full) {
     /** @type {Node} */
     let node = [[], base, "props"];
     let text = "props";
@@ -499,34 +499,20 @@ class Planner {
       if (part.index !== null) {
         const holder = this.ensure(node, part.key, true, `${text}.${part.key}`, null);
         text = `${text}.${part.raw}`;
-        const [hPath, hValue] = holder;
-        const element = get(hValue, part.index);
-        /** @type {any[] | null} */
-        let ePath;
-        if (hPath === null || hValue === null || typeof hValue !== "object") ePath = null;
-        else if (isObject(hValue)) ePath = [...hPath, part.index];
-        else ePath = isIndex(part.index) ? [...hPath, Number(part.index)] : null;
-        node = [ePath, element, text];
+        node = elementNode(holder, part.index, text);
       } else {
         text = `${text}.${part.raw}`;
         node = this.ensure(node, part.key, false, text, madeKey);
       }
     }
     const last = parts[parts.length - 1];
-    let where;
-    if (last.index !== null) {
-      const holder = this.ensure(node, last.key, true, `${text}.${last.key}`, null);
-      where = this.locate(holder, last.index, full);
-    } else {
-      where = this.locate(node, last.key, full);
-    }
-
-    if (spec[0] === "put") this.put(where, spec[1]);
-    else if (spec[0] === "merge") this.merge(where, spec[1], spec[2]);
-    else if (where.kind === PATH && where.path !== null) this.ops.push([spec[0], where.path, spec[1]]);
+    if (last.index === null) return this.locate(node, last.key, full);
+    const holder = this.ensure(node, last.key, true, `${text}.${last.key}`, null);
+    return this.locate(holder, last.index, full);
   }
 
-  /** @param {string} action @param {Record<string, any>} base @param {Record<string, any>} props */
+  /** A delta without a delta_path: onto the props themselves.
+   * @param {string} action @param {Record<string, any>} base @param {Record<string, any>} props */
   wholeDelta(action, base, props) {
     if (action === "replace") {
       this.ops.push(["props", props]);
@@ -535,26 +521,51 @@ class Planner {
     } else if (action === "set") {
       for (const key of Object.keys(props)) this.ops.push(["put", [key], props[key]]);
     } else {
-      for (const key of Object.keys(props)) {
-        const value = props[key];
-        const current = has(base, key) ? base[key] : UNDEFINED;
-        const at = `props.${key}`;
-        if (typeof current === "string") {
-          let text = value;
-          if (typeof value !== "string") {
-            text = jsString(value);
-            this.note("append_coerced", at, { kind: kind(value), path: at, text });
-          }
-          this.ops.push(["concat", [key], text]);
-        } else if (Array.isArray(current)) {
-          this.ops.push(["extend", [key], Array.isArray(value) ? value : [value]]);
-        } else {
-          if (current !== UNDEFINED && current !== null) this.note("append_replaced", at, { kind: kind(current), path: at });
-          this.ops.push(["put", [key], value]);
-        }
-      }
+      for (const key of Object.keys(props)) this.appendKey(key, props[key], has(base, key) ? base[key] : UNDEFINED);
     }
   }
+
+  /** Append `value` onto the prop `key`, which holds `current`.
+   * @param {string} key @param {any} value @param {any} current */
+  appendKey(key, value, current) {
+    const at = `props.${key}`;
+    if (typeof current === "string") {
+      let text = value;
+      if (typeof value !== "string") {
+        text = jsString(value);
+        this.note("append_coerced", at, { kind: kind(value), path: at, text });
+      }
+      this.ops.push(["concat", [key], text]);
+    } else if (Array.isArray(current)) {
+      this.ops.push(["extend", [key], Array.isArray(value) ? value : [value]]);
+    } else {
+      if (current !== UNDEFINED && current !== null) this.note("append_replaced", at, { kind: kind(current), path: at });
+      this.ops.push(["put", [key], value]);
+    }
+  }
+}
+
+/** getValueByPath: what `obj` holds at `parts` (UNDEFINED where nothing is).
+ * @param {any} obj @param {PathPart[]} parts @returns {any} */
+function readPath(obj, parts) {
+  for (const part of parts) {
+    obj = get(obj, part.key);
+    if (part.index !== null) obj = get(obj, part.index);
+  }
+  return obj;
+}
+
+/** The node for `holder[index]` on the walk (`text` names it): its path, when the props can show one.
+ * @param {Node} holder @param {string} index @param {string} text @returns {Node} */
+function elementNode(holder, index, text) {
+  const [hPath, hValue] = holder;
+  const element = get(hValue, index);
+  /** @type {any[] | null} */
+  let ePath;
+  if (hPath === null || hValue === null || typeof hValue !== "object") ePath = null;
+  else if (isObject(hValue)) ePath = [...hPath, index];
+  else ePath = isIndex(index) ? [...hPath, Number(index)] : null;
+  return [ePath, element, text];
 }
 
 /** @param {string} text */
