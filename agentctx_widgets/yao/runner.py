@@ -735,6 +735,50 @@ async def run_assistant_async(
     ``hooks.turn_core.StopSignal``), set from any thread, stops the request: its hook is woken, a
     ``ctx.llm`` stream and a ``ctx.agent.Call`` end (``run_assistant`` sets it on Ctrl-C).
     """
+    _check_arguments(assistant, model, connectors, max_tool_rounds, options, delegate)
+    ids = _request_ids(ctx_fields)
+    _check_callable("hooks_of", hooks_of)
+    script = as_yao_hooks(hooks) if hooks is not None else hooks_for(assistant, hooks_of)
+    result = YaoTurnResult(accept=accept)
+    shared = _Shared(output, clock or (lambda: time.time() * 1000), result, id_generator, stop)
+    options = dict(options or {})
+    known = dict(assistants if assistants is not None else getattr(assistant, "assistants", None) or {})
+    fields = {"chat_id": getattr(context, "id", "") or "", "accept": accept,
+              "connector": str(getattr(assistant, "connector", "") or "")}
+    if hook_ctx is not None:
+        ctx, services = _onto_callers_ctx(hook_ctx, fields, {"assistant_id": assistant.id, **ctx_fields}), None
+    elif script is not None and script_api(script).api == "current":
+        services = {"connectors": dict(connectors or {}), "model": model, "store": SESSION_MEMORY,
+                    "context_id": ids["context_id"], "trace_listener": trace_listener,
+                    "agents": _agent_runner(known, model, connectors, hooks_of, accept, shared.stop),
+                    **dict(getattr(assistant, "services", None) or {})}
+        ctx = _current_ctx(shared, services, {**fields, "assistant_id": assistant.id, **ctx_fields})
+        services = ctx.services
+    else:
+        ctx = HookContext(**{**fields, "assistant_id": assistant.id, **ctx_fields}).with_output(Output(accept=accept))
+        ctx.output.add_sink(_Bridge(shared))
+        services = None
+    if isinstance(options.get("metadata"), dict):  # ctx.MergeMetadata(opts.Metadata) (agent.go:59-60)
+        ctx.metadata = {**(ctx.metadata or {}), **options["metadata"]}
+    request = _Request(
+        context=context, input_messages=[as_user_message(user_input)] if user_input is not None else [],
+        assistant=assistant, hooks=script, model=model, connectors=dict(connectors or {}),
+        tools={tool.name: tool for tool in as_tools(tools)}, max_tool_rounds=max_tool_rounds,
+        options={key: value for key, value in options.items() if key not in _HOOK_OPTIONS}, hook_options=options,
+        ctx=ctx, shared=shared, ids=ids, root=True, delegate=delegate, assistants=known, append_input=True,
+        hooks_of=hooks_of)
+    await _run_root(request, script, result)
+    _end_request(result, ctx, services)
+    return result
+
+
+_HOOK_OPTIONS = frozenset({"metadata", "mode", "search", "skip", "disable_global_prompts", "connector"})
+"""Call-level options that are the hooks' (``Options.ToMap``), not the model's."""
+
+
+def _check_arguments(assistant: Any, model: Any, connectors: dict | None, max_tool_rounds: Any, options: Any,
+                     delegate: Any) -> None:
+    """``run_assistant``'s arguments checked, each refusal naming the argument and what it got."""
     if assistant is None or not isinstance(getattr(assistant, "id", None), str):
         raise TypeError(f"run_assistant(assistant=…): expected a loaded assistant with an id, got {assistant!r}")
     if model is not None and not callable(getattr(model, "stream", None)):
@@ -747,56 +791,46 @@ async def run_assistant_async(
         raise ValueError(f"run_assistant(max_tool_rounds=…): expected an int ≥ 1, got {max_tool_rounds!r}")
     if options is not None and not isinstance(options, dict):
         raise TypeError(f"run_assistant(options=…): expected a dict, got {type(options).__name__}")
-    if delegate is not None and not callable(delegate):
-        raise TypeError(f"run_assistant(delegate=…): expected a callable, got {type(delegate).__name__}")
+    _check_callable("delegate", delegate)
+
+
+def _check_callable(name: str, value: Any) -> None:
+    if value is not None and not callable(value):
+        raise TypeError(f"run_assistant({name}=…): expected a callable, got {type(value).__name__}")
+
+
+def _request_ids(ctx_fields: dict[str, Any]) -> dict[str, str]:
+    """The events' ``context_id`` / ``request_id`` / ``trace_id``, taken out of ``ctx_fields`` (a new id
+    for each one not given); what is left must be ctx fields."""
     ids = {key: str(ctx_fields.pop(key, None) or uuid.uuid4().hex) for key in _ID_FIELDS}
     unknown = set(ctx_fields) - set(CTX_FIELDS)
     if unknown:
         raise TypeError(f"run_assistant: unknown keyword(s) {sorted(unknown)}; ctx fields are {list(CTX_FIELDS)}")
-    if hooks_of is not None and not callable(hooks_of):
-        raise TypeError(f"run_assistant(hooks_of=…): expected a callable, got {type(hooks_of).__name__}")
-    script = as_yao_hooks(hooks) if hooks is not None else hooks_for(assistant, hooks_of)
-    result = YaoTurnResult(accept=accept)
-    shared = _Shared(output, clock or (lambda: time.time() * 1000), result, id_generator, stop)
-    options = dict(options or {})
-    defaults = {"chat_id": getattr(context, "id", "") or "", "accept": accept,
-                "connector": str(getattr(assistant, "connector", "") or "")}
-    services = None
-    if hook_ctx is None and script is not None and script_api(script).api == "current":
-        # today's ctx (binding.py): Send returns ids from the counters the model's messages continue,
-        # and ctx.memory / llm / trace / mcp / search / workspace are the request's services
-        known = dict(assistants if assistants is not None else getattr(assistant, "assistants", None) or {})
-        ctx = current_context(sinks=[_Bridge(shared)],
-                              services={"connectors": dict(connectors or {}), "model": model, "store": SESSION_MEMORY,
-                                        "context_id": ids["context_id"],
-                                        "agents": _agent_runner(known, model, connectors, hooks_of, accept, shared.stop),
-                                        "trace_listener": trace_listener,
-                                        **dict(getattr(assistant, "services", None) or {})},
-                              **{**defaults, "assistant_id": assistant.id, **ctx_fields})
-        shared.id_generator = ctx.output.ids
-        services = ctx.services
-        services.llm.stop = shared.stop  # a ctx.llm.Stream ends at Ctrl-C
-    elif hook_ctx is None:
-        ctx = HookContext(**{**defaults, "assistant_id": assistant.id, **ctx_fields}).with_output(Output(accept=accept))
-        ctx.output.add_sink(_Bridge(shared))
-    else:  # the caller's ctx keeps what it has; the assistant id and the given fields are set on it
-        ctx = hook_ctx
-        for key, value in {**{k: v for k, v in defaults.items() if not getattr(ctx, k, "")},
-                           "assistant_id": assistant.id, **ctx_fields}.items():
-            setattr(ctx, key, value)
-    if isinstance(options.get("metadata"), dict):  # ctx.MergeMetadata(opts.Metadata) (agent.go:59-60)
-        ctx.metadata = {**(ctx.metadata or {}), **options["metadata"]}
-    call_options = {key: value for key, value in options.items()
-                    if key not in ("metadata", "mode", "search", "skip", "disable_global_prompts", "connector")}
-    request = _Request(
-        context=context, input_messages=[as_user_message(user_input)] if user_input is not None else [],
-        assistant=assistant, hooks=script, model=model, connectors=dict(connectors or {}),
-        tools={tool.name: tool for tool in as_tools(tools)}, max_tool_rounds=max_tool_rounds,
-        options=call_options, hook_options=options, ctx=ctx, shared=shared, ids=ids, root=True, delegate=delegate,
-        assistants=dict(assistants if assistants is not None else getattr(assistant, "assistants", None) or {}),
-        append_input=True, hooks_of=hooks_of)
+    return ids
+
+
+def _current_ctx(shared: _Shared, services: dict[str, Any], fields: dict[str, Any]) -> Any:
+    """Today's ctx (``binding.py``) for a current-API script: ``Send`` returns ids from the counters the
+    model's messages continue, and ``ctx.memory`` / ``llm`` / ``trace`` / ``mcp`` / ``search`` /
+    ``workspace`` are the request's ``services``; a ``ctx.llm.Stream`` ends at the request's stop."""
+    ctx = current_context(sinks=[_Bridge(shared)], services=services, **fields)
+    shared.id_generator = ctx.output.ids
+    ctx.services.llm.stop = shared.stop
+    return ctx
+
+
+def _onto_callers_ctx(ctx: Any, defaults: dict[str, Any], given: dict[str, Any]) -> Any:
+    """The caller's ctx keeps what it has; the defaults fill what it lacks, the given fields are set."""
+    for key, value in {**{k: v for k, v in defaults.items() if not getattr(ctx, k, "")}, **given}.items():
+        setattr(ctx, key, value)
+    return ctx
+
+
+async def _run_root(request: _Request, script: Any, result: YaoTurnResult) -> None:
+    """Run the root request into ``result`` (its response, or why it failed); the request's stop wakes
+    the script (a hook in ``time.Sleep``) while it runs."""
     wake = getattr(script, "interrupt", None)
-    unwake = shared.stop.on_stop(wake) if callable(wake) else (lambda: None)
+    unwake = request.shared.stop.on_stop(wake) if callable(wake) else (lambda: None)
     try:
         response = await request.run()
     except RequestFailed as failed:
@@ -808,13 +842,17 @@ async def run_assistant_async(
         result.next = response.get("next") if isinstance(response, dict) else None
     finally:
         unwake()
+
+
+def _end_request(result: YaoTurnResult, ctx: Any, services: Any) -> None:
+    """What the hooks sent is flushed; the trace is kept on ``result`` and the services are released
+    (``ctx.memory.context`` goes at the end of the request, ``context.go:93-99``)."""
     if callable(getattr(getattr(ctx, "output", None), "flush", None)):
         ctx.output.flush()
     if services is not None:
         result.trace = services.trace.tree()
         result.diagnostics.extend(services.trace.diagnostics)
-        services.release()  # the end of the request: ctx.memory.context goes (context.go:93-99)
-    return result
+        services.release()
 
 
 def run_assistant(context: Context, user_input: Any, **kwargs: Any) -> YaoTurnResult:
