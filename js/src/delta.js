@@ -618,73 +618,112 @@ function release(plan, report) {
   if (report) for (const [code, where, details] of plan.notes) report(code, where, details);
 }
 
+/**
+ * @typedef {{type: string, props: Record<string, any>, id: string | null, delta: boolean, done: boolean,
+ *   action: string, rawPath: string}} Fields a message's own fields, checked (envelope)
+ * @typedef {{id: string, groupId: string | null, metadata: Record<string, any> | null}} ChangeBase
+ */
+
 /** Check `message` against `state` without changing either; throws DeltaError. Every diagnostic goes
  * to `report(code, where, details)` before this returns.
  * @param {OutputState} state @param {any} message @param {Report} [report] @returns {Change} */
 export function planMessage(state, message, report) {
   checkState(state);
-  const { type, props, id: givenId, delta, done, action, rawPath } = envelope(message);
-  const messages = state.messages;
+  const fields = envelope(message);
+  const { id, shared, entry } = addressed(state.messages, fields.id);
+  /** @type {ChangeBase} */
+  const base = { id, groupId: absent(message.group_id) ? null : message.group_id,
+    metadata: absent(message.metadata) ? null : message.metadata };
+  if (entry !== null && isTextOntoText(message, fields, entry, shared)) {
+    // the stream's own case, text onto text, nothing to report: no planner. The concatenation keeps
+    // both parts (a rope in every JavaScript engine) and joins them when the text is first read.
+    return { ...base, isNew: false, type: entry.type, mode: "delta", fresh: false,
+      value: [["concat", [fields.rawPath], fields.props[fields.rawPath]]], done: fields.done };
+  }
+  const plan = new Planner(id);
+  if (shared && entry !== null) plan.note("shared_slot", null, { count: "2 or more" });
+  const closed = entry !== null && truthy(entry.done);
+  if (closed) plan.note("after_done", null, { id });
+  const typeChange = truthy(has(message, "type_change") ? message.type_change : UNDEFINED);
+  const change = fields.delta
+    ? planDelta(plan, base, fields, entry, { closed, shared, typeChange })
+    : planWhole(plan, base, fields, entry);
+  release(plan, report);
+  return change;
+}
+
+/** The entry a message addresses (null when there is none yet): its id's, or the shared slot's.
+ * @param {Record<string, OutputEntry>} messages @param {string | null} givenId
+ * @returns {{id: string, shared: boolean, entry: OutputEntry | null}} */
+function addressed(messages, givenId) {
   const shared = givenId === null;
   const id = shared ? SHARED_SLOT : givenId;
   const entry = has(messages, id) ? messages[id] : null;
   if (entry !== null && !(isObject(entry) && isObject(entry.props) && typeof entry.type === "string")) {
     throw new DeltaError("invalid_state", `state entry ${JSON.stringify(id)} is not {id, type, props, done}`);
   }
-  const groupId = absent(message.group_id) ? null : message.group_id;
-  const metadata = absent(message.metadata) ? null : message.metadata;
-  if (delta && !shared && entry !== null && action === "append" && (type === entry.type || !type)
+  return { id, shared, entry };
+}
+
+/** Whether the message appends text onto the text of an open entry of its type, by a plain key: the
+ * stream's own case, which nothing can make surprising.
+ * @param {any} message @param {Fields} fields @param {OutputEntry} entry @param {boolean} shared */
+function isTextOntoText(message, fields, entry, shared) {
+  const { type, props, action, rawPath } = fields;
+  return fields.delta && !shared && action === "append" && (type === entry.type || !type)
     && !has(message, "type_change") && !truthy(entry.done) && PLAIN.test(rawPath)
     && typeof (has(props, rawPath) ? props[rawPath] : undefined) === "string"
-    && typeof (has(entry.props, rawPath) ? entry.props[rawPath] : undefined) === "string") {
-    // the stream's own case, text onto text, nothing to report: no planner. The concatenation keeps
-    // both parts (a rope in every JavaScript engine) and joins them when the text is first read.
-    return { id, groupId, metadata, isNew: false, type: entry.type, mode: "delta", fresh: false,
-      value: [["concat", [rawPath], props[rawPath]]], done };
+    && typeof (has(entry.props, rawPath) ? entry.props[rawPath] : undefined) === "string";
+}
+
+/** A message that is no delta: its props replace the entry's, except a bare done, which keeps them.
+ * @param {Planner} plan @param {ChangeBase} base @param {Fields} fields @param {OutputEntry | null} entry
+ * @returns {Change} */
+function planWhole(plan, base, fields, entry) {
+  const { type, props, done } = fields;
+  if (done && Object.keys(props).length === 0 && entry !== null) { // the bare done: keep the props
+    if (Object.keys(entry.props).length > 0) plan.note("bare_done_kept", null, { id: base.id });
+    return { ...base, isNew: false, type, mode: "close", fresh: false, value: null, done: true };
   }
-  const plan = new Planner(id);
-  if (shared && entry !== null) plan.note("shared_slot", null, { count: "2 or more" });
+  return { ...base, isNew: entry === null, type, mode: "put", fresh: false, value: props, done };
+}
+
+/** A delta: planned onto the entry's props (or onto none when it starts afresh); a message the client
+ * throws on changes nothing (dropped).
+ * @param {Planner} plan @param {ChangeBase} base @param {Fields} fields @param {OutputEntry | null} entry
+ * @param {{closed: boolean, shared: boolean, typeChange: boolean}} flags @returns {Change} */
+function planDelta(plan, base, fields, entry, { closed, shared, typeChange }) {
+  const { type, done } = fields;
   const isNew = entry === null;
-  const closed = entry !== null && truthy(entry.done);
-  if (closed) plan.note("after_done", null, { id });
-  const typeChange = truthy(has(message, "type_change") ? message.type_change : UNDEFINED);
   const fresh = isNew || closed || (typeChange && !shared);
-  const base = { id, groupId, metadata };
-
-  if (!delta) {
-    /** @type {Change} */
-    let change;
-    if (done && Object.keys(props).length === 0 && entry !== null) { // the bare done: keep the props
-      if (Object.keys(entry.props).length > 0) plan.note("bare_done_kept", null, { id });
-      change = { ...base, isNew: false, type, mode: "close", fresh: false, value: null, done: true };
-    } else {
-      change = { ...base, isNew, type, mode: "put", fresh: false, value: props, done };
-    }
-    release(plan, report);
-    return change;
-  }
-
-  if (isNew) plan.note("unknown_id", null, { id });
+  if (isNew) plan.note("unknown_id", null, { id: base.id });
   const baseProps = fresh || entry === null ? {} : entry.props;
   const baseType = fresh || entry === null ? type : entry.type;
-  try {
-    if (!KNOWN_ACTIONS.includes(action)) plan.note("invalid_action", null, { action });
-    else if (rawPath) plan.pathDelta(action, baseProps, props, rawPath);
-    else plan.wholeDelta(action, baseProps, props);
-  } catch (error) {
-    if (!(error instanceof Drop)) throw error;
-    plan.notes = [];
-    plan.note("dropped", null, { reason: error.reason });
-    release(plan, report);
+  if (!planEdits(plan, fields, baseProps)) {
     return { ...base, isNew, type: baseType, mode: "drop", fresh: false, value: [], done };
   }
   let newType = baseType;
   if (type && type !== baseType && !typeChange) {
-    plan.note("type_changed", null, { id, new: type, old: baseType });
+    plan.note("type_changed", null, { id: base.id, new: type, old: baseType });
     newType = type;
   }
-  release(plan, report);
   return { ...base, isNew, type: newType, mode: "delta", fresh, value: plan.ops, done };
+}
+
+/** Plan the delta's edits of `baseProps`; false (its notes replaced by one "dropped") when the client
+ * throws on it. @param {Planner} plan @param {Fields} fields @param {Record<string, any>} baseProps */
+function planEdits(plan, { action, props, rawPath }, baseProps) {
+  try {
+    if (!KNOWN_ACTIONS.includes(action)) plan.note("invalid_action", null, { action });
+    else if (rawPath) plan.pathDelta(action, baseProps, props, rawPath);
+    else plan.wholeDelta(action, baseProps, props);
+    return true;
+  } catch (error) {
+    if (!(error instanceof Drop)) throw error;
+    plan.notes = [];
+    plan.note("dropped", null, { reason: error.reason });
+    return false;
+  }
 }
 
 // ---- commit: writes only; every check already passed in planMessage -------------------------------
