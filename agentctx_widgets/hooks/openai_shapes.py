@@ -2,21 +2,15 @@
 
 Seed 000's hooks treat ``messages`` as ``[{role, content}]`` (``messages.unshift({role: "system",
 content: …})``, ``messages[messages.length - 1].content.length``) and ``response`` as an OpenAI
-reply (``response.thinking``, ``response.tool_calls[i].function.name``). Context messages (seed
-001) are ``{"type": 2, "content": [blocks]}``. This module converts between the two:
+reply (``response.thinking``, ``response.tool_calls[i].function.name``). The conversion of one message
+or tool call is ``models.openai_shapes``' (``from_view_message`` and ``tool_call_of`` are imported from
+here too); this module adds what is the hooks' own:
 
-- ``type`` ↔ ``role`` as ``context.types.ROLE_OF`` / ``TYPE_OF_ROLE`` map them (``developer`` is a
-  system message; a type without a role shows as ``user``); a tool result carries ``tool_call_id``
-  (its ``callId``).
-- ``content`` is a string when every block is text (blocks joined with a blank line), else a list
-  of parts: text blocks as ``{"type": "text", "text"}``, other blocks (image, binary) unchanged.
-- An assistant's thinking blocks become ``thinking`` (a string) and its toolCall blocks
-  ``tool_calls: [{"id", "type": "function", "function": {"name", "arguments": JSON string}}]``.
-- Every other key of the message (metadata such as ``id``) is kept as is, both ways. Records
-  (string ``type``) are left out.
-- The way back is lossy for some blocks, so ``from_view(messages, originals)`` maps a dict equal to
+- ``to_view`` leaves records (string ``type``) out;
+- the way back is lossy for some blocks, so ``from_view(messages, originals)`` maps a dict equal to
   the view of one of ``originals`` back to that original: what a hook passes through unchanged
-  comes back unchanged.
+  comes back unchanged;
+- ``response``: ``response_of`` and ``message_from_response``.
 """
 
 from __future__ import annotations
@@ -25,40 +19,12 @@ from typing import Any
 
 import orjson
 
-from ..context.types import TYPE_OF_ROLE, MessageType, role_of
-
-_VIEW_KEYS = {"role", "content", "thinking", "tool_calls", "tool_call_id"}
+from ..models.openai_shapes import OPENAI_USAGE, from_view_message, json_copy, to_view_message, tool_call_of
 
 
 def to_view(messages: list[dict]) -> list[dict]:
     """Context messages → OpenAI-like ``{role, content, …}`` dicts (new objects)."""
     return [to_view_message(message) for message in messages if isinstance(message.get("type"), int)]
-
-
-def to_view_message(message: dict) -> dict:
-    kind = message["type"]
-    view: dict[str, Any] = {"role": role_of(kind) or "user"}
-    blocks = message.get("content") or []
-    body = [block for block in blocks if block.get("type") not in ("thinking", "toolCall")]
-    if all(block.get("type") == "text" for block in body):
-        view["content"] = "\n\n".join(block.get("text", "") for block in body)
-    else:
-        view["content"] = [
-            {"type": "text", "text": block.get("text", "")} if block.get("type") == "text" else _copy(block)
-            for block in body
-        ]
-    thinking = [block.get("text", "") for block in blocks if block.get("type") == "thinking"]
-    if thinking:
-        view["thinking"] = "\n\n".join(thinking)
-    calls = [tool_call_of(block) for block in blocks if block.get("type") == "toolCall"]
-    if calls:
-        view["tool_calls"] = calls
-    if kind == MessageType.TOOL_RESULT and "callId" in message:
-        view["tool_call_id"] = message["callId"]
-    for key, value in message.items():
-        if key not in ("type", "content", "callId") and key not in _VIEW_KEYS:
-            view[key] = _copy(value)
-    return view
 
 
 def from_view(messages: list[dict], originals: list[dict] | None = None) -> list[dict]:
@@ -95,58 +61,6 @@ def _view_key(view: Any) -> bytes | None:
         return None
 
 
-def from_view_message(view: dict) -> dict:
-    if "role" not in view and isinstance(view.get("type"), int):
-        return _copy(view)
-    kind = TYPE_OF_ROLE[view["role"]]
-    blocks: list[dict] = []
-    if view.get("thinking"):
-        blocks.append({"type": "thinking", "text": str(view["thinking"])})
-    content = view.get("content")
-    if isinstance(content, str):
-        if content:
-            blocks.append({"type": "text", "text": content})
-    elif isinstance(content, list):
-        for part in content:
-            if isinstance(part, str):
-                blocks.append({"type": "text", "text": part})
-            elif isinstance(part, dict) and part.get("type") == "text":
-                blocks.append({"type": "text", "text": str(part.get("text", ""))})
-            elif isinstance(part, dict):
-                blocks.append(_copy(part))
-    elif content is not None:
-        blocks.append({"type": "text", "text": str(content)})
-    for call in view.get("tool_calls") or []:
-        blocks.append(tool_block_of(call))
-    message: dict[str, Any] = {"type": kind, "content": blocks}
-    if kind == MessageType.TOOL_RESULT and view.get("tool_call_id") is not None:
-        message["callId"] = view["tool_call_id"]
-    for key, value in view.items():
-        if key not in _VIEW_KEYS and key != "type":
-            message[key] = _copy(value)
-    return message
-
-
-def tool_call_of(block: dict) -> dict:
-    """A toolCall block → OpenAI ``{"id", "type": "function", "function": {"name", "arguments"}}``."""
-    arguments = block.get("arguments", {})
-    raw = arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode()
-    return {"id": block.get("callId", ""), "type": "function", "function": {"name": block.get("name", ""), "arguments": raw}}
-
-
-def tool_block_of(call: dict) -> dict:
-    """OpenAI tool call → toolCall block (arguments parsed when they are JSON)."""
-    function = call.get("function") or {}
-    arguments: Any = function.get("arguments", call.get("arguments", {}))
-    if isinstance(arguments, str):
-        try:
-            arguments = orjson.loads(arguments) if arguments.strip() else {}
-        except orjson.JSONDecodeError:
-            pass
-    return {"type": "toolCall", "callId": str(call.get("id", "")), "name": str(function.get("name", call.get("name", ""))),
-            "arguments": arguments}
-
-
 def response_of(message: dict, usage: dict | None) -> dict:
     """The OpenAI-like ``response`` hooks see for an assembled assistant message.
 
@@ -161,7 +75,7 @@ def response_of(message: dict, usage: dict | None) -> dict:
         "thinking": "\n\n".join(thinking) if thinking else None,
         "tool_calls": [tool_call_of(block) for block in blocks if block.get("type") == "toolCall"],
         "usage": with_openai_aliases(usage),
-        "message": _copy(message),
+        "message": json_copy(message),
     }
 
 
@@ -169,9 +83,8 @@ def with_openai_aliases(usage: dict | None) -> dict | None:
     if usage is None:
         return None
     aliased = dict(usage)
-    aliased.setdefault("prompt_tokens", usage.get("inputTokens"))
-    aliased.setdefault("completion_tokens", usage.get("outputTokens"))
-    aliased.setdefault("total_tokens", usage.get("totalTokens"))
+    for alias, key in OPENAI_USAGE.items():
+        aliased.setdefault(alias, usage.get(key))
     return aliased
 
 
@@ -193,13 +106,10 @@ def message_from_response(response: dict, original: dict) -> dict:
         message = from_view_message(view)
         for key, value in original.items():
             if key not in ("type", "content"):
-                message[key] = _copy(value)
+                message[key] = json_copy(value)
         return message
     candidate = response.get("message")
     if isinstance(candidate, dict) and candidate != original and isinstance(candidate.get("type"), int):
-        return _copy(candidate)
+        return json_copy(candidate)
     return original
 
-
-def _copy(value: Any) -> Any:
-    return orjson.loads(orjson.dumps(value)) if isinstance(value, (dict, list)) else value

@@ -26,14 +26,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from ..context import MessageType, content_indexer
 from .connector import Provider, SdkModel, sdk_arguments
 from .convert import (RequestError, blocks, data_url, image_source, is_image, is_native_tool, joined_text,
                       media_type, numbered, only_text, split_options, tool_result_text, tool_schema)
 from .compat import apply_profile
 from .errors import error_event
+from .openai_shapes import tool_call_of
 
 _AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
 _ROLE = {MessageType.SYSTEM: "system", MessageType.USER: "user"}
@@ -66,7 +65,7 @@ def _messages(index: int, message: dict) -> list[dict]:
         # but llama-cpp-python's server refuses null (pydantic: "Input should be a valid string") and a
         # missing key (its chat templates read content); every server in docs/servers.md takes "".
         out: dict[str, Any] = {"role": "assistant", "content": joined_text(message)}
-        calls = [_call(block) for block in blocks(message, "toolCall")]
+        calls = [tool_call_of(block) for block in blocks(message, "toolCall")]
         if calls:
             out["tool_calls"] = calls
         return [out]
@@ -99,13 +98,6 @@ def _part(block: dict, at: str) -> dict:
     if kind in ("thinking", "toolCall"):
         raise RequestError(f"{at}: a {kind} block belongs in an assistant message")
     raise RequestError(f"{at}.type: Chat Completions has no input part for a {kind!r} block")
-
-
-def _call(block: dict) -> dict:
-    arguments = block.get("arguments", {})
-    raw = arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode()
-    return {"id": str(block.get("callId", "")), "type": "function",
-            "function": {"name": str(block.get("name", "")), "arguments": raw}}
 
 
 def _tool(tool: dict) -> dict:

@@ -31,14 +31,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-import orjson
-
 from ..context.assemble import Assembler
 from ..context.types import TYPE_OF_ROLE
 from ..context.usage_data import usage_normalize
+from ..models.openai_shapes import from_view_message, tool_call_of
 from ..models.protocol import Model, ModelError
 from ..models.stream_events import Stop, events_of
 from .ids import NextId, counters
+from .request_shapes import completion_response
 from .values import BatchMethods, YaoServiceError, js_int, split_on_chunk
 
 OnChunk = Callable[[dict], Any]
@@ -203,33 +203,14 @@ class _Run:
         self.failed = text
 
     def response(self, clock: Callable[[], float]) -> dict:
-        """Yao's ``CompletionResponse`` (``types_llm.go:123-155``) for what the model said."""
+        """Yao's ``CompletionResponse`` (``types_llm.go:123-155``) for what the model said: its text and
+        thinking as streamed (joined without a separator, as Yao appends the deltas)."""
         blocks = self.assembler.message().get("content", [])
-        text = "".join(block.get("text", "") for block in blocks if block.get("type") == "text")
-        thinking = "".join(block.get("text", "") for block in blocks if block.get("type") == "thinking")
-        calls = [block for block in blocks if block.get("type") == "toolCall"]
-        response: dict[str, Any] = {"id": self.response_id, "object": "chat.completion", "created": int(clock()),
-                                    "model": self.model_id, "role": "assistant"}
-        if text:
-            response["content"] = text
-        if calls:
-            response["tool_calls"] = [_tool_call(block) for block in calls]
-        if thinking:
-            response["reasoning_content"] = thinking
-        response["finish_reason"] = "tool_calls" if calls else "stop"
-        if self.usage is not None:
-            usage = usage_normalize(self.usage)
-            response["usage"] = {"prompt_tokens": usage.get("inputTokens", 0),
-                                 "completion_tokens": usage.get("outputTokens", 0),
-                                 "total_tokens": usage.get("totalTokens", 0)}
-        return response
-
-
-def _tool_call(block: dict) -> dict:
-    arguments = block.get("arguments")
-    raw = arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode()
-    return {"id": block.get("callId", ""), "type": "function", "function": {"name": block.get("name", ""),
-                                                                            "arguments": raw}}
+        said = {"content": "".join(block.get("text", "") for block in blocks if block.get("type") == "text"),
+                "thinking": "".join(block.get("text", "") for block in blocks if block.get("type") == "thinking"),
+                "tool_calls": [tool_call_of(block) for block in blocks if block.get("type") == "toolCall"],
+                "usage": None if self.usage is None else usage_normalize(self.usage)}
+        return completion_response(said, id=self.response_id, model=self.model_id, created=int(clock()))
 
 
 def _model_options(options: dict) -> dict:
@@ -263,41 +244,21 @@ def _tool_schema(tool: dict) -> dict:
 
 
 def _context_message(message: Any, index: int) -> dict:
-    """A Yao (OpenAI-shaped) message as a Context message; errors are ``ParseMessages``' texts."""
+    """A Yao (OpenAI-shaped) message as a Context message (``models.openai_shapes``); the errors are
+    ``ParseMessages``' texts, and only text parts can be sent."""
     if not isinstance(message, dict):
         raise ValueError(f"message {index} is not an object")
     role = message.get("role")
     if not isinstance(role, str):
         raise ValueError(f"message {index} missing role")
-    kind = TYPE_OF_ROLE.get(role)
-    if kind is None:
+    if role not in TYPE_OF_ROLE:
         raise ValueError(f"message {index} has role {role!r}, which has no Context message type")
     content = message.get("content")
-    blocks: list[dict] = []
-    if isinstance(content, str):
-        blocks.append({"type": "text", "text": content})
-    elif isinstance(content, list):
-        for part in content:
-            if isinstance(part, dict) and part.get("type") == "text":
-                blocks.append({"type": "text", "text": str(part.get("text", ""))})
-            else:
-                raise ValueError(f"message {index}: only text content parts can be sent to the notebook's "
-                                 f"models, got {part!r:.60}")
-    elif content is not None:
-        blocks.append({"type": "text", "text": orjson.dumps(content).decode()})
-    for call in message.get("tool_calls") or []:
-        if isinstance(call, dict) and isinstance(call.get("function"), dict):
-            raw = call["function"].get("arguments", "")
-            try:
-                arguments = orjson.loads(raw) if isinstance(raw, str) and raw else {}
-            except orjson.JSONDecodeError:
-                arguments = raw
-            blocks.append({"type": "toolCall", "callId": str(call.get("id", "")),
-                           "name": str(call["function"].get("name", "")), "arguments": arguments})
-    result: dict[str, Any] = {"type": kind, "content": blocks}
-    if role == "tool" and isinstance(message.get("tool_call_id"), str):
-        result["callId"] = message["tool_call_id"]
-    return result
+    for part in content if isinstance(content, list) else ():
+        if not (isinstance(part, dict) and part.get("type") == "text"):
+            raise ValueError(f"message {index}: only text content parts can be sent to the notebook's "
+                             f"models, got {part!r:.60}")
+    return from_view_message(message)
 
 
 def _events(stream: Any, stop: Stop | None = None) -> Iterator[dict]:

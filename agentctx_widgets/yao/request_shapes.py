@@ -17,6 +17,7 @@ from ..hooks.errors import HookReturnError
 from ..hooks.returns import CREATE_FIELDS as SEED_CREATE_FIELDS
 from ..hooks.returns import MODEL_OPTION_FIELDS, unknown_keys  # noqa: F401 - the request reads them from here
 from ..hooks.returns import go_decode, go_type_error
+from ..models.openai_shapes import OPENAI_USAGE, arguments_of
 
 CREATE_FIELDS: dict[str, str] = {
     **{key: kind for key, kind in SEED_CREATE_FIELDS.items() if key != "assistant_id"},
@@ -64,21 +65,21 @@ def usage_info(usage: dict | None) -> dict | None:
     """The kit's usage as Yao's ``message.UsageInfo`` (``output/message/types.go:296-304``)."""
     if usage is None:
         return None
-    return {"prompt_tokens": int(usage.get("inputTokens") or 0),
-            "completion_tokens": int(usage.get("outputTokens") or 0),
-            "total_tokens": int(usage.get("totalTokens") or 0)}
+    return {alias: int(usage.get(key) or 0) for alias, key in OPENAI_USAGE.items()}
 
 
 _FINISH = {"toolUse": "tool_calls", "tool_use": "tool_calls", "tool_calls": "tool_calls", "length": "length",
            "maxTokens": "length", "max_tokens": "length", "stop": "stop", "end_turn": "stop", "endTurn": "stop"}
 
 
-def completion_response(response: dict, *, model: str = "", created: int = 0, stop_reason: str | None = None) -> dict:
-    """A ``CompletionResponse`` (``types_llm.go:123-155``) from the runner's OpenAI-like response:
-    ``id``/``object``/``created``/``model``/``role``/``finish_reason`` always, the rest when set."""
+def completion_response(response: dict, *, id: str = "", model: str = "", created: int = 0,
+                        stop_reason: str | None = None) -> dict:
+    """A ``CompletionResponse`` (``types_llm.go:123-155``) from an OpenAI-like response (the runner's, or
+    ``ctx.llm``'s): ``id``/``object``/``created``/``model``/``role``/``finish_reason`` always, the rest
+    when set."""
     calls = response.get("tool_calls") or []
     finish = _FINISH.get(stop_reason or "", "tool_calls" if calls else "stop")
-    completion: dict[str, Any] = {"id": "", "object": "chat.completion", "created": created, "model": model,
+    completion: dict[str, Any] = {"id": id, "object": "chat.completion", "created": created, "model": model,
                                   "role": "assistant"}
     if response.get("content"):
         completion["content"] = response["content"]
@@ -116,14 +117,8 @@ def tool_message_text(tool: dict) -> str:
 
 
 def call_arguments(call: dict) -> Any:
-    """A call's ``arguments`` JSON string parsed (an empty one is ``{}``, a broken one stays text)."""
-    raw = call["function"].get("arguments")
-    if isinstance(raw, str):
-        try:
-            return orjson.loads(raw) if raw.strip() else {}
-        except orjson.JSONDecodeError:
-            return raw
-    return raw
+    """A call's ``arguments`` parsed (``models.openai_shapes.arguments_of``)."""
+    return arguments_of(call["function"].get("arguments"))
 
 
 def tool_result_message(tool: dict) -> dict:
