@@ -263,24 +263,51 @@ class YaoOutput:
         ``via`` names the hook's call in diagnostics."""
         if self._on_message is not None and self._on_message(msg) != 0:
             return
-        is_event = msg.type == EVENT
-        if is_event:
+        if msg.type == EVENT:
             self._record_event(msg)
-        meta = self._messages.get(msg.message_id) if msg.delta and msg.message_id else None
+            if msg.delta:
+                self._send_delta(msg, via, event=True)
+            else:
+                self._emit(msg)
+        elif msg.delta:
+            self._send_delta(msg, via)
+        else:
+            self._open(msg)
+            meta = self._messages[msg.message_id]
+            content = (msg.props or {}).get("content")
+            self._event(MESSAGE_END, message_end_data(
+                msg.message_id, msg.type, self.clock.wall_ms(), meta.thread_id, self._since_ms(meta.start_ns),
+                meta.chunk_count, extra=None if content is None else {"content": content}))
+            self._ended.add(msg.message_id)
+
+    def _open(self, msg: YaoMessage) -> None:
+        """A new message (``Send`` and ``SendStream``): its ids filled in, the writers asked, then
+        ``block_start`` for a new block, ``message_start`` and the message."""
+        if not msg.chunk_id:
+            msg.chunk_id = self.ids.chunk()
+        if not msg.thread_id and self.thread_id:
+            msg.thread_id = self.thread_id
+        if not msg.message_id:
+            msg.message_id = self.ids.message()
+        self._check(msg)
+        if msg.block_id:
+            self._start_block(msg.block_id)
+        self._start_message(msg)
+        self._emit(msg)
+
+    def _send_delta(self, msg: YaoMessage, via: str, *, event: bool = False) -> None:
+        """A delta: it inherits its message's block and thread, counts as one of its chunks and grows the
+        streaming content; onto a message that ended, ``after_end``. An event sent as a delta takes no
+        chunk id and no writer's check."""
+        meta = self._messages.get(msg.message_id) if msg.message_id else None
         if meta is not None:
             msg.block_id = msg.block_id or meta.block_id
             msg.thread_id = msg.thread_id or meta.thread_id
-        if not msg.chunk_id and not is_event:
-            msg.chunk_id = self.ids.chunk()
-        new_message = not msg.delta and not is_event
-        if new_message:
-            if not msg.thread_id and self.thread_id:
-                msg.thread_id = self.thread_id
-            if not msg.message_id:
-                msg.message_id = self.ids.message()
-        if not is_event:
+        if not event:
+            if not msg.chunk_id:
+                msg.chunk_id = self.ids.chunk()
             self._check(msg)
-        if msg.delta and msg.message_id in self._ended:
+        if msg.message_id in self._ended:
             self._ended.discard(msg.message_id)  # the client's cache is open again after this delta
             if msg.delta_action != "replace" or msg.delta_path:  # a whole replace leaves the same props
                 self._note("after_end", f"ctx.{via}({msg.message_id!r})", method=via, id=msg.message_id)
@@ -289,18 +316,7 @@ class YaoOutput:
             content = (msg.props or {}).get("content")
             if isinstance(content, str) and msg.message_id in self._streaming:
                 self._streaming[msg.message_id].append(content)
-        if new_message:
-            if msg.block_id:
-                self._start_block(msg.block_id)
-            self._start_message(msg)
         self._emit(msg)
-        if new_message:
-            meta = self._messages[msg.message_id]
-            content = (msg.props or {}).get("content")
-            self._event(MESSAGE_END, message_end_data(
-                msg.message_id, msg.type, self.clock.wall_ms(), meta.thread_id, self._since_ms(meta.start_ns),
-                meta.chunk_count, extra=None if content is None else {"content": content}))
-            self._ended.add(msg.message_id)
 
     def _record_event(self, msg: YaoMessage) -> None:
         """A ``message_start`` event sent through ``Send`` (the LLM stream handler's) records the message
@@ -317,17 +333,7 @@ class YaoOutput:
         if msg.type == EVENT:
             self.send(msg)
             return ""
-        if not msg.chunk_id:
-            msg.chunk_id = self.ids.chunk()
-        if not msg.thread_id and self.thread_id:
-            msg.thread_id = self.thread_id
-        if not msg.message_id:
-            msg.message_id = self.ids.message()
-        self._check(msg)
-        if msg.block_id:
-            self._start_block(msg.block_id)
-        self._start_message(msg)
-        self._emit(msg)
+        self._open(msg)
         if self.history:
             self._streaming[msg.message_id] = _StreamingContent((msg.props or {}).get("content"))
         return msg.message_id
