@@ -374,6 +374,7 @@ class _Planner:
     """Runs the client's code for one message against a read-only state, recording write ops."""
 
     def __init__(self, name: str) -> None:
+        self.id = name
         self.base = f"message '{name}'"
         self.notes: list[tuple[str, str, dict[str, Any]]] = []
         self.ops: list[tuple] = []
@@ -521,53 +522,64 @@ class _Planner:
 
     # -- the actions ---------------------------------------------------------------------------------
 
+    def delta(self, action: str, base: dict, props: dict, raw_path: str) -> None:
+        """The ops of a delta onto ``base`` (``{}`` for a fresh entry); raises ``_Drop``."""
+        if action not in KNOWN_ACTIONS:
+            self.note("invalid_action", action=action)
+        elif raw_path:
+            self.path_delta(action, base, props, raw_path)
+        else:
+            self.whole_delta(action, base, props)
+
     def path_delta(self, action: str, base: dict, props: dict, raw_path: str) -> None:
+        """A delta at ``delta_path``: what the client reads there (getValueByPath), what it writes, where
+        (setValueByPath's walk), then the write."""
         parts = parse_path(raw_path)
         for part in parts:
             if part.literal and ("[" in part.raw or "]" in part.raw or part.raw == ""):
                 self.note("path_literal", f"props.{raw_path}", part=part.raw)
         full = f"props.{raw_path}"
+        target, sent = _read_path(base, parts), _read_path(props, parts)
+        spec = self.path_write(action, target, sent, full)
+        loc = self.walk(base, parts, full)
+        if spec[0] == "put":
+            self.put(loc, spec[1])
+        elif spec[0] == "merge":
+            self.merge(loc, spec[1], spec[2])
+        elif loc.kind == _PATH and loc.path is not None:  # concat / extend: the target's own place
+            self.ops.append((spec[0], loc.path, spec[1]))
 
-        def read(obj: Any) -> Any:  # getValueByPath
-            for part in parts:
-                obj = _get(obj, part.key)
-                if part.index is not None:
-                    obj = _get(obj, part.index)
-            return obj
-
-        target, sent = read(base), read(props)
-        spec: tuple
-        if action == "append":
-            if isinstance(target, str):
-                if isinstance(sent, str):
-                    spec = ("concat", sent)
-                elif sent is UNDEFINED:
-                    self.note("missing_value", full, path=full, effect='appends the text "undefined"')
-                    spec = ("concat", "undefined")
-                else:
-                    text = js_string(sent)
-                    self.note("append_coerced", full, kind=js_type(sent), path=full, text=text)
-                    spec = ("concat", text)
-            elif isinstance(target, list):
-                if sent is UNDEFINED:
-                    self.note("missing_value", full, path=full, effect="adds null to the list")
-                    spec = ("extend", [None])
-                else:
-                    spec = ("extend", sent if isinstance(sent, list) else [sent])
-            else:
-                if sent is UNDEFINED:
-                    self.note("missing_value", full, path=full, effect=_removes(target))
-                elif target is not UNDEFINED and target is not None:
-                    self.note("append_replaced", full, kind=js_type(target), path=full)
-                spec = ("put", sent)
-        elif action == "merge":
-            spec = ("merge", target, sent)
-        else:  # replace, set
+    def path_write(self, action: str, target: Any, sent: Any, full: str) -> tuple:
+        """What a path delta writes: ``("concat", text)``, ``("extend", items)``, ``("put", value)`` or
+        ``("merge", target, sent)``."""
+        if action == "merge":
+            return ("merge", target, sent)
+        if action != "append":  # replace, set
             if sent is UNDEFINED:
                 self.note("missing_value", full, path=full, effect=_removes(target))
-            spec = ("put", sent)
+            return ("put", sent)
+        if isinstance(target, str):
+            if isinstance(sent, str):
+                return ("concat", sent)
+            if sent is UNDEFINED:
+                self.note("missing_value", full, path=full, effect='appends the text "undefined"')
+                return ("concat", "undefined")
+            text = js_string(sent)
+            self.note("append_coerced", full, kind=js_type(sent), path=full, text=text)
+            return ("concat", text)
+        if isinstance(target, list):
+            if sent is UNDEFINED:
+                self.note("missing_value", full, path=full, effect="adds null to the list")
+                return ("extend", [None])
+            return ("extend", sent if isinstance(sent, list) else [sent])
+        if sent is UNDEFINED:
+            self.note("missing_value", full, path=full, effect=_removes(target))
+        elif target is not UNDEFINED and target is not None:
+            self.note("append_replaced", full, kind=js_type(target), path=full)
+        return ("put", sent)
 
-        # setValueByPath: walk to the last part, making what is missing
+    def walk(self, base: dict, parts: tuple[PathPart, ...], full: str) -> _Loc:
+        """setValueByPath: walk to the last part, making what is missing; where the write lands."""
         node: tuple = ((), base, "props")
         text = "props"
         for i, part in enumerate(parts[:-1]):
@@ -575,34 +587,17 @@ class _Planner:
             made_key = following.key if (not following.literal and following.index is None
                                          and _DIGITS.fullmatch(following.key)) else None
             if part.index is not None:
-                key_text = f"{text}.{part.key}"
-                holder = self.ensure(node, part.key, True, key_text, None)
+                holder = self.ensure(node, part.key, True, f"{text}.{part.key}", None)
                 text = f"{text}.{part.raw}"
-                h_path, h_value, _ = holder
-                element = _get(h_value, part.index)
-                if h_path is None or not isinstance(h_value, (dict, list)):
-                    e_path = None
-                elif isinstance(h_value, dict):
-                    e_path = (*h_path, part.index)
-                else:
-                    e_path = (*h_path, int(part.index)) if _is_index(part.index) else None
-                node = (e_path, element, text)
+                node = _element(holder, part.index, text)
             else:
                 text = f"{text}.{part.raw}"
                 node = self.ensure(node, part.key, False, text, made_key)
         last = parts[-1]
         if last.index is not None:
             holder = self.ensure(node, last.key, True, f"{text}.{last.key}", None)
-            loc = self.locate(holder, last.index, full)
-        else:
-            loc = self.locate(node, last.key, full)
-
-        if spec[0] == "put":
-            self.put(loc, spec[1])
-        elif spec[0] == "merge":
-            self.merge(loc, spec[1], spec[2])
-        elif loc.kind == _PATH and loc.path is not None:  # concat / extend: the target's own place
-            self.ops.append((spec[0], loc.path, spec[1]))
+            return self.locate(holder, last.index, full)
+        return self.locate(node, last.key, full)
 
     def whole_delta(self, action: str, base: dict, props: dict) -> None:
         if action == "replace":
@@ -628,6 +623,28 @@ class _Planner:
                     if current is not UNDEFINED and current is not None:
                         self.note("append_replaced", at, kind=js_type(current), path=at)
                     self.ops.append(("put", (key,), value))
+
+
+def _read_path(obj: Any, parts: tuple[PathPart, ...]) -> Any:
+    """getValueByPath: the value at the path's parts (``UNDEFINED`` where there is none)."""
+    for part in parts:
+        obj = _get(obj, part.key)
+        if part.index is not None:
+            obj = _get(obj, part.index)
+    return obj
+
+
+def _element(holder: tuple, index: str, text: str) -> tuple:
+    """The walk's node for ``holder[index]`` (a bracket part): its path in the props when it has one."""
+    h_path, h_value, _ = holder
+    element = _get(h_value, index)
+    if h_path is None or not isinstance(h_value, (dict, list)):
+        e_path = None
+    elif isinstance(h_value, dict):
+        e_path = (*h_path, index)
+    else:
+        e_path = (*h_path, int(index)) if _is_index(index) else None
+    return (e_path, element, text)
 
 
 def _removes(target: Any) -> str:
@@ -697,62 +714,81 @@ def plan_message(state: State, message: Any, report: Report | None = None, *, ch
     """
     _check_state(state)
     mtype, props, msg_id, delta, done, action, raw_path = _envelope(message, checked)
-    messages = state["messages"]
     shared = msg_id is None
     if shared:
         msg_id = SHARED_SLOT
+    entry = _entry(state["messages"], msg_id)
+    if delta and not shared and entry is not None:
+        change = _text_onto_text(entry, message, msg_id, mtype, props, done, action, raw_path)
+        if change is not None:
+            return change
+    plan = _Planner(msg_id)
+    if shared and entry is not None:
+        plan.note("shared_slot", count="2 or more")
+    closed = entry is not None and _truthy(entry.get("done", UNDEFINED))
+    if closed:
+        plan.note("after_done", id=msg_id)
+    if delta:
+        fresh = entry is None or closed or (_truthy(message.get("type_change", UNDEFINED)) and not shared)
+        change = _plan_delta(plan, entry, fresh, message, mtype, props, done, action, raw_path)
+    else:
+        change = _plan_whole(plan, entry, message, mtype, props, done)
+    _release(plan, report)
+    return change
+
+
+def _entry(messages: dict, msg_id: str) -> dict | None:
+    """The state's entry for ``msg_id`` (``None`` when it has none); ``DeltaError`` when it is not one."""
     entry = messages.get(msg_id)
     if entry is not None and not (isinstance(entry, dict) and isinstance(entry.get("props"), dict)
                                   and isinstance(entry.get("type"), str)):
         raise DeltaError("invalid_state", f"state entry {msg_id!r} is not {{'id', 'type', 'props', 'done'}}")
-    if (delta and not shared and entry is not None and action == "append" and (mtype == entry["type"] or not mtype)
-            and "type_change" not in message and not _truthy(entry.get("done", UNDEFINED))
-            and _PLAIN.fullmatch(raw_path)):
+    return entry
+
+
+def _text_onto_text(entry: dict, message: dict, msg_id: str, mtype: str, props: dict, done: bool, action: str,
+                    raw_path: str) -> Change | None:
+    """The stream's own case, nothing to check or report: a string appended onto an open entry's string
+    at a plain key, the type unchanged. ``None`` for anything else."""
+    if (action == "append" and (mtype == entry["type"] or not mtype) and "type_change" not in message
+            and not _truthy(entry.get("done", UNDEFINED)) and _PLAIN.fullmatch(raw_path)):
         sent, target = props.get(raw_path), entry["props"].get(raw_path)
-        if type(sent) is str and type(target) is str:  # the stream's own case: text onto text, nothing to report
+        if type(sent) is str and type(target) is str:
             return Change(msg_id, False, entry["type"], "delta", False, (("concat", (raw_path,), sent),), done,
                           message.get("group_id"), message.get("metadata"))
-    plan = _Planner(msg_id)
-    if shared and entry is not None:
-        plan.note("shared_slot", count="2 or more")
-    group_id, metadata = message.get("group_id"), message.get("metadata")
+    return None
+
+
+def _plan_whole(plan: _Planner, entry: dict | None, message: dict, mtype: str, props: dict, done: bool) -> Change:
+    """A message that is not a delta: its props replace the entry's, except a bare done, which keeps them
+    (the seed's example)."""
+    msg_id, group_id, metadata = plan.id, message.get("group_id"), message.get("metadata")
+    if done and not props and entry is not None:
+        if entry["props"]:
+            plan.note("bare_done_kept", id=msg_id)
+        return Change(msg_id, False, mtype, "close", False, None, True, group_id, metadata)
+    return Change(msg_id, entry is None, mtype, "put", False, props, done, group_id, metadata)
+
+
+def _plan_delta(plan: _Planner, entry: dict | None, fresh: bool, message: dict, mtype: str, props: dict,
+                done: bool, action: str, raw_path: str) -> Change:
+    """A delta, onto empty props when ``fresh``: its ops, the type it leaves, or a drop (the client throws)."""
+    msg_id, group_id, metadata = plan.id, message.get("group_id"), message.get("metadata")
     is_new = entry is None
-    closed = entry is not None and _truthy(entry.get("done", UNDEFINED))
-    if closed:
-        plan.note("after_done", id=msg_id)
-    fresh = is_new or closed or (_truthy(message.get("type_change", UNDEFINED)) and not shared)
-
-    if not delta:
-        if done and not props and entry is not None:  # the bare done: keep the props (the seed's example)
-            if entry["props"]:
-                plan.note("bare_done_kept", id=msg_id)
-            change = Change(msg_id, False, mtype, "close", False, None, True, group_id, metadata)
-        else:
-            change = Change(msg_id, is_new, mtype, "put", False, props, done, group_id, metadata)
-        _release(plan, report)
-        return change
-
     if is_new:
         plan.note("unknown_id", id=msg_id)
-    base = {} if fresh else entry["props"]
-    base_type = mtype if fresh else entry["type"]
+    base = {} if fresh else entry["props"]  # type: ignore[index]
+    base_type = mtype if fresh else entry["type"]  # type: ignore[index]
     try:
-        if action not in KNOWN_ACTIONS:
-            plan.note("invalid_action", action=action)
-        elif raw_path:
-            plan.path_delta(action, base, props, raw_path)
-        else:
-            plan.whole_delta(action, base, props)
+        plan.delta(action, base, props, raw_path)
     except _Drop as drop:
         plan.notes = []
         plan.note("dropped", reason=drop.reason)
-        _release(plan, report)
         return Change(msg_id, is_new, base_type, "drop", False, (), done, group_id, metadata)
     new_type = base_type
     if mtype and mtype != base_type and not _truthy(message.get("type_change", UNDEFINED)):
         plan.note("type_changed", id=msg_id, new=mtype, old=base_type)
         new_type = mtype
-    _release(plan, report)
     return Change(msg_id, is_new, new_type, "delta", fresh, tuple(plan.ops), done, group_id, metadata)
 
 
