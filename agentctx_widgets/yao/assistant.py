@@ -39,8 +39,9 @@ from typing import Any
 
 from ..context.types import text_content
 from . import locales as i18n
+from .._js_types import js_type
 from .assistant_files import (PROMPT_ROLES, AssistantLoadError, default_prompts, diagnostic, find_scripts,
-                              json_kind, prompt_presets, prompts_file, read_locales, read_text)
+                              prompt_presets, prompts_file, read_locales, read_text)
 from .jsonc import JSONCError, loads_jsonc, top_level_key_lines
 from .prompt_vars import ENV_VARIABLE, render_variables
 
@@ -260,6 +261,52 @@ def load_assistant(
     only those: the others read as unset (``""`` in a prompt; a connector ``$ENV.NAME`` stays as written,
     as Yao keeps it when the variable is unset); ``env_allow=[]`` fills none.
     """
+    directory = _assistant_directory(path)
+    assistant_id = _checked_id(id) if id is not None else _derived_id(directory)
+    allow = _checked_env_allow(env_allow)
+    registry = _checked_processes(processes)
+    others = _checked_assistants(assistants)
+    package_file = directory / "package.yao"
+    package, key_lines = _read_package(package_file, directory)
+    diagnostics: list[dict] = []
+    fields = _Fields(package, f"{package_file}", key_lines, diagnostics)
+    connector = fields.get("connector", str, "a string")
+    env_reads: dict[str, str] = {}  # name -> the first file that reads it
+    if connector and connector.startswith("$ENV."):
+        env_reads[connector[5:]] = "the connector"
+        if _allowed(os.environ, allow).get(connector[5:]):
+            connector = os.environ[connector[5:]]
+    options = fields.get("options", dict, "an object") or {}
+    description = fields.get("description", str, "a string") or ""
+    kind = package.get("type") if isinstance(package.get("type"), str) else "assistant"
+    disable_global = fields.get("disable_global_prompts", bool, "true or false") or False
+
+    prompts = default_prompts(directory, package, key_lines, diagnostics)
+    presets = prompt_presets(directory, diagnostics)
+    global_prompts = _global_prompts(directory, diagnostics)
+    locales = read_locales(directory)
+    script, language, sources = find_scripts(directory, diagnostics)
+    prompt_groups = [(prompts, "prompts.yml" if (directory / "prompts.yml").exists() else "package.yao prompts"),
+                     (global_prompts, "the app's agent/prompts.yml")]
+    prompt_groups += [(messages, f"prompt preset {key}") for key, messages in presets.items()]
+    _add_env_reads(env_reads, prompt_groups)
+    if env_reads:
+        diagnostics.append(_env_diagnostic(env_reads, allow, str(directory)))
+    unknown = _unknown_fields(fields)
+    return Assistant(
+        id=assistant_id, name=package["name"], path=directory, package=package, prompts=prompts,
+        prompt_presets=presets, global_prompts=global_prompts, locales=locales, script=script,
+        language=language, sources=sources, connector=connector or None, options=dict(options),
+        type=kind, description=description, disable_global_prompts=disable_global,
+        not_emulated=_not_emulated(package, directory), unknown_fields=unknown, diagnostics=diagnostics,
+        processes=registry, assistants=others, env_allow=allow, env_reads=tuple(sorted(env_reads)),
+        services={key: value for key, value in (("mcp", mcp), ("search", search), ("workspace", workspace))
+                  if value is not None},
+    )
+
+
+def _assistant_directory(path: str | os.PathLike) -> Path:
+    """``path`` resolved; ``AssistantLoadError`` unless it is a directory holding a ``package.yao``."""
     directory = Path(path).expanduser().resolve()
     package_file = directory / "package.yao"
     if not directory.is_dir():
@@ -267,12 +314,12 @@ def load_assistant(
     if not package_file.exists() and not package_file.is_symlink():
         raise AssistantLoadError("package.yao not found (an assistant directory holds one, load.go:288)",
                                  file=directory)
-    assistant_id = _checked_id(id) if id is not None else _derived_id(directory)
-    allow = _checked_env_allow(env_allow)
-    registry = _checked_processes(processes)
-    others = _checked_assistants(assistants)
+    return directory
 
-    diagnostics: list[dict] = []
+
+def _read_package(package_file: Path, directory: Path) -> tuple[dict, dict[str, int]]:
+    """``package.yao`` parsed, and the line of each top-level key; refused when Yao would refuse it (not
+    JSON with comments, not an object, no string ``name``, a ``placeholder`` that is not an object)."""
     source = read_text(package_file, directory)
     try:
         package = loads_jsonc(source)
@@ -280,75 +327,74 @@ def load_assistant(
         raise AssistantLoadError(f"not JSON with comments: {error.reason} (column {error.column})",
                                  file=package_file, line=error.line) from error
     if not isinstance(package, dict):
-        raise AssistantLoadError(f"expected an object, got {json_kind(package)}", file=package_file, line=1)
+        raise AssistantLoadError(f"expected an object, got {js_type(package)}", file=package_file, line=1)
     key_lines = top_level_key_lines(source)
     name = package.get("name")
     if not isinstance(name, str):
-        found = "missing" if "name" not in package else f"a {json_kind(name)}"
+        found = "missing" if "name" not in package else f"a {js_type(name)}"
         raise AssistantLoadError(f"name is required and must be a string ({found}; load.go:454)",
                                  file=package_file, line=key_lines.get("name"))
-
     if "placeholder" in package and not isinstance(package["placeholder"], (dict, type(None))):
         raise AssistantLoadError(  # load.go:471-502: Yao decodes it into its Placeholder struct and fails
-            f"placeholder must be an object {{title, description, prompts}}, got {json_kind(package['placeholder'])}",
+            f"placeholder must be an object {{title, description, prompts}}, got {js_type(package['placeholder'])}",
             file=package_file, line=key_lines.get("placeholder"))
+    return package, key_lines
 
-    def field_of(key: str, kind: type, kind_name: str) -> Any:
-        """The package's value at ``key`` when it has Yao's type; otherwise None, with a diagnostic."""
-        value = package.get(key)
+
+@dataclass(frozen=True)
+class _Fields:
+    """``package.yao``'s fields as Yao's ``loadMap`` reads them, what it ignores noted in ``diagnostics``."""
+
+    package: dict
+    file: str
+    key_lines: dict[str, int]
+    diagnostics: list[dict]
+
+    def where(self, key: str) -> str:
+        return f"{self.file}:{self.key_lines.get(key, 1)}"
+
+    def get(self, key: str, kind: type, kind_name: str) -> Any:
+        """The value at ``key`` when it has Yao's type; otherwise None, with a ``yao_field_ignored``."""
+        value = self.package.get(key)
         if value is None or isinstance(value, kind):
             return value
-        diagnostics.append(diagnostic("yao_field_ignored", f"{package_file}:{key_lines.get(key, 1)}",
-                                      key=key, kind=json_kind(value), expected=kind_name))
+        self.diagnostics.append(diagnostic("yao_field_ignored", self.where(key), key=key, kind=js_type(value),
+                                           expected=kind_name))
         return None
 
-    connector = field_of("connector", str, "a string")
-    env_reads: dict[str, str] = {}  # name -> the first file that reads it
-    if connector and connector.startswith("$ENV."):
-        env_reads[connector[5:]] = "the connector"
-        if _allowed(os.environ, allow).get(connector[5:]):
-            connector = os.environ[connector[5:]]
-    options = field_of("options", dict, "an object") or {}
-    description = field_of("description", str, "a string") or ""
-    kind = package.get("type") if isinstance(package.get("type"), str) else "assistant"
-    disable_global = field_of("disable_global_prompts", bool, "true or false") or False
 
-    prompts = default_prompts(directory, package, key_lines, diagnostics)
-    presets = prompt_presets(directory, diagnostics)
+def _unknown_fields(fields: _Fields) -> tuple[str, ...]:
+    """The keys Yao does not read; one close to a key it reads gets a ``yao_unknown_field``."""
+    unknown = tuple(key for key in fields.package if key not in KNOWN_FIELDS)
+    for key in unknown:
+        close = difflib.get_close_matches(key, sorted(KNOWN_FIELDS), n=1, cutoff=0.8)
+        if close:  # "option" for "options": Yao drops it without a word (loadMap reads named keys only)
+            fields.diagnostics.append(diagnostic("yao_unknown_field", fields.where(key), key=key, close=close[0]))
+    return unknown
+
+
+def _not_emulated(package: dict, directory: Path) -> tuple[str, ...]:
+    present = list(package) + (["sandbox"] if (directory / "sandbox.yao").is_file() else [])
+    return tuple(dict.fromkeys(key for key in present if key in NOT_EMULATED))
+
+
+def _global_prompts(directory: Path, diagnostics: list[dict]) -> list[dict]:
+    """The app's ``agent/prompts.yml`` (``load.go:158``), ``[]`` outside an app or without the file."""
     app_root = _app_root(directory)
-    global_file = app_root / "agent" / "prompts.yml" if app_root is not None else None
-    global_prompts = (prompts_file(global_file, global_file.parent, diagnostics)
-                      if global_file is not None and (global_file.exists() or global_file.is_symlink()) else [])
-    locales = read_locales(directory)
-    script, language, sources = find_scripts(directory, diagnostics)
-    prompt_groups = [(prompts, "prompts.yml" if (directory / "prompts.yml").exists() else "package.yao prompts"),
-                     (global_prompts, "the app's agent/prompts.yml")]
-    prompt_groups += [(messages, f"prompt preset {key}") for key, messages in presets.items()]
+    if app_root is None:
+        return []
+    global_file = app_root / "agent" / "prompts.yml"
+    if not (global_file.exists() or global_file.is_symlink()):
+        return []
+    return prompts_file(global_file, global_file.parent, diagnostics)
+
+
+def _add_env_reads(env_reads: dict[str, str], prompt_groups: Iterable[tuple[list[dict], str]]) -> None:
+    """Each ``$ENV.`` name the prompts read, with the first place that reads it."""
     for messages, where in prompt_groups:
         for message in messages:
             for variable in ENV_VARIABLE.findall(message["content"][0]["text"]):
                 env_reads.setdefault(variable, where)
-    if env_reads:
-        diagnostics.append(_env_diagnostic(env_reads, allow, str(directory)))
-
-    present = list(package) + (["sandbox"] if (directory / "sandbox.yao").is_file() else [])
-    not_emulated = tuple(dict.fromkeys(key for key in present if key in NOT_EMULATED))
-    unknown = tuple(key for key in package if key not in KNOWN_FIELDS)
-    for key in unknown:
-        close = difflib.get_close_matches(key, sorted(KNOWN_FIELDS), n=1, cutoff=0.8)
-        if close:  # "option" for "options": Yao drops it without a word (loadMap reads named keys only)
-            diagnostics.append(diagnostic("yao_unknown_field", f"{package_file}:{key_lines.get(key, 1)}",
-                                          key=key, close=close[0]))
-    return Assistant(
-        id=assistant_id, name=name, path=directory, package=package, prompts=prompts,
-        prompt_presets=presets, global_prompts=global_prompts, locales=locales, script=script,
-        language=language, sources=sources, connector=connector or None, options=dict(options),
-        type=kind, description=description, disable_global_prompts=disable_global,
-        not_emulated=not_emulated, unknown_fields=unknown, diagnostics=diagnostics,
-        processes=registry, assistants=others, env_allow=allow, env_reads=tuple(sorted(env_reads)),
-        services={key: value for key, value in (("mcp", mcp), ("search", search), ("workspace", workspace))
-                  if value is not None},
-    )
 
 
 def _checked_env_allow(env_allow: Iterable[str] | None) -> frozenset[str] | None:

@@ -24,11 +24,8 @@ from .locales import MAX_KEYS, count_flat_keys
 from .prompt_vars import expand_assets
 from .yaml_reader import compose, construct
 
-__all__ = ["PROMPT_ROLES", "AssistantLoadError", "default_prompts", "diagnostic", "find_scripts", "json_kind",
+__all__ = ["PROMPT_ROLES", "AssistantLoadError", "default_prompts", "diagnostic", "find_scripts",
            "prompt_presets", "prompts_file", "read_locales", "read_text"]
-
-json_kind = js_type
-"""``assistant.py`` imports the type names under this name."""
 
 PROMPT_ROLES = ("system", "developer", "user", "assistant")
 """Roles a prompt may have here (Yao passes any string on to the model, which refuses others)."""
