@@ -67,14 +67,14 @@ def _new(name: str, description: str, *, cell: bool = False) -> _Parser:
     return parser
 
 
-def _build() -> dict[str, _Parser]:
-    parsers: dict[str, _Parser] = {}
-
+def _show_parser() -> _Parser:
     p = _new("show", "Display a ContextView of a Context, a list of messages, or a session file, where the "
                      "magic stands (x = %agentctx show CTX also binds it).")
     p.add_argument("target", metavar="CTX", help="a variable (Context or list of messages) or a .jsonl path")
-    parsers["show"] = p
+    return p
 
+
+def _usage_parser() -> _Parser:
     p = _new(
         "usage",
         "Estimated tokens per message, the total, the model's context window and the share used, "
@@ -90,8 +90,10 @@ def _build() -> dict[str, _Parser]:
         action="store_false",
         help="leave out tiktoken's exact counts even when tiktoken and its encoding are available",
     )
-    parsers["usage"] = p
+    return p
 
+
+def _hooks_parser() -> _Parser:
     p = _new(
         "hooks",
         "Define a named hook set from the cell: JavaScript as written for the spec, or Python functions "
@@ -100,8 +102,10 @@ def _build() -> dict[str, _Parser]:
     )
     p.add_argument("name", metavar="NAME", help="a Python identifier; the hook set is bound to it")
     p.add_argument("--lang", choices=("js", "python"), default=None, help="the cell's language")
-    parsers["hooks"] = p
+    return p
 
+
+def _run_parser() -> _Parser:
     p = _new(
         "run",
         "Run one turn of the hook lifecycle live in a ContextView; when it ends, the cell keeps the turn's "
@@ -132,13 +136,17 @@ def _build() -> dict[str, _Parser]:
     p.add_argument("--strict", action="store_true",
                    help="fail the turn on the first diagnostic (what Yao accepts but a hook author almost surely did not mean)")
     p.add_argument("--result", metavar="NAME", help="bind the TurnResult to this variable (for assertions)")
-    parsers["run"] = p
+    return p
 
+
+def _load_parser() -> _Parser:
     p = _new("load", "Load a session file (.jsonl) into a Context variable.")
     p.add_argument("path", metavar="PATH")
     p.add_argument("--as", dest="name", metavar="NAME", help="variable name (default: the file's stem)")
-    parsers["load"] = p
+    return p
 
+
+def _replay_parser() -> _Parser:
     p = _new(
         "replay",
         "Replay a session file into a new ContextView, streaming each assistant message in chunks.",
@@ -151,8 +159,10 @@ def _build() -> dict[str, _Parser]:
         metavar="X",
         help="playback speed, > 0: 2 is twice as fast, inf replays with no pauses (default 1: 20 ms per chunk)",
     )
-    parsers["replay"] = p
+    return p
 
+
+def _watch_parser() -> _Parser:
     p = _new(
         "watch",
         "Follow a session file another process is writing (an agent in a server) in a live ContextView "
@@ -163,18 +173,29 @@ def _build() -> dict[str, _Parser]:
     p.add_argument("path", metavar="PATH", help="the .jsonl session file")
     p.add_argument("--interval", type=_positive_seconds, default=0.1, metavar="S",
                    help="seconds between two looks at the file (default 0.1)")
-    parsers["watch"] = p
+    return p
 
+
+def _export_parser() -> _Parser:
     p = _new("export", "Write a standalone HTML page of a context (no JavaScript; opens offline, from disk).")
     p.add_argument("target", metavar="CTX", help="a variable (Context or list of messages) or a .jsonl path")
     p.add_argument("path", metavar="PATH", help="the .html file to write")
     p.add_argument("--title", metavar="TITLE", help="the page title (default: the context's name)")
-    parsers["export"] = p
+    return p
 
+
+def _help_parser() -> _Parser:
     p = _new("help", "Show help for every subcommand, or for one.")
     p.add_argument("command", metavar="COMMAND", nargs="?")
-    parsers["help"] = p
-    return parsers
+    return p
+
+_BUILDERS = (_show_parser, _usage_parser, _hooks_parser, _run_parser, _load_parser, _replay_parser, _watch_parser,
+             _export_parser, _help_parser)
+"""One builder per subcommand, in the order ``%agentctx help`` lists them."""
+
+
+def _build() -> dict[str, _Parser]:
+    return {parser.command: parser for parser in (build() for build in _BUILDERS)}
 
 
 _PARSERS = _build()
