@@ -68,6 +68,63 @@ def bounded_client(sdk: ModuleType, provider: str, tls: Any, timeout: Any) -> An
     return sdk.DefaultAsyncHttpxClient(transport=transport, timeout=timeout)
 
 
+class _Caps:
+    """The caps on one response body, counted as its bytes arrive (and decompressed within them)."""
+
+    def __init__(self, url: str, encoding: str | None, provider: str) -> None:
+        self.url = url
+        self.provider = provider
+        self.total = 0
+        self.line = 0
+        self.decoder = zlib.decompressobj(_DECODERS[encoding]) if encoding else None
+
+    def fail(self, what: str) -> ModelError:
+        return ModelError(f"{self.provider}: the server's response {what} (POST {self.url}); the call was "
+                          "stopped and nothing of it was kept", code="RESPONSE_TOO_LARGE",
+                          provider=self.provider, url=self.url)
+
+    def count(self, data: bytes) -> bytes:
+        """``data``, counted; raises once the response or its current line passes its cap."""
+        self.total += len(data)
+        if self.total > MAX_RESPONSE_BYTES:
+            raise self.fail(f"passed {MAX_RESPONSE_BYTES // 2**20} MiB (models.limits.MAX_RESPONSE_BYTES)")
+        newline = data.rfind(b"\n")
+        self.line = len(data) - newline - 1 if newline >= 0 else self.line + len(data)
+        if self.line > MAX_LINE_BYTES:
+            raise self.fail(f"has a line over {MAX_LINE_BYTES // 2**20} MiB without a newline "
+                            "(models.limits.MAX_LINE_BYTES)")
+        return data
+
+    def inflate(self, data: bytes) -> list[bytes]:
+        """Decompress ``data`` in pieces no bigger than what is left under the cap: a bomb never lands."""
+        pieces = []
+        while data:
+            room = MAX_RESPONSE_BYTES - self.total + 1
+            try:
+                piece = self.decoder.decompress(data, min(room, 1024 * 1024))  # type: ignore[union-attr]
+            except zlib.error as error:
+                raise ModelError(f"{self.provider}: the server's compressed response is corrupt ({error}; "
+                                 f"POST {self.url})", code="BAD_STREAM", provider=self.provider,
+                                 url=self.url) from None
+            pieces.append(self.count(piece))
+            data = self.decoder.unconsumed_tail  # type: ignore[union-attr]
+        return pieces
+
+
+async def _body_encoding(response: Any, provider: str, url: str) -> str | None:
+    """The compression the response's body has (``None``: none); one not read here closes the response
+    and raises."""
+    encoding = (response.headers.get("content-encoding") or "").strip().lower() or None
+    if encoding == "identity":
+        encoding = None
+    if encoding is not None and encoding not in _DECODERS:
+        await response.aclose()
+        raise ModelError(f"{provider}: the server compressed its response as {encoding!r}, which is "
+                         f"not read here (POST {url}); it was asked for an uncompressed one",
+                         code="BAD_STREAM", provider=provider, url=url)
+    return encoding
+
+
 @functools.cache
 def _classes(http: ModuleType) -> tuple[type, type]:
     """:class:`BoundedBody` and :class:`BoundedTransport` for one HTTP package."""
@@ -77,49 +134,15 @@ def _classes(http: ModuleType) -> tuple[type, type]:
 
         def __init__(self, inner: Any, url: str, encoding: str | None, provider: str) -> None:
             self._inner = inner
-            self._url = url
-            self._provider = provider
-            self._total = 0
-            self._line = 0
-            self._decoder = zlib.decompressobj(_DECODERS[encoding]) if encoding else None
-
-        def _fail(self, what: str) -> ModelError:
-            return ModelError(f"{self._provider}: the server's response {what} (POST {self._url}); the call was "
-                              "stopped and nothing of it was kept", code="RESPONSE_TOO_LARGE",
-                              provider=self._provider, url=self._url)
-
-        def _count(self, data: bytes) -> bytes:
-            self._total += len(data)
-            if self._total > MAX_RESPONSE_BYTES:
-                raise self._fail(f"passed {MAX_RESPONSE_BYTES // 2**20} MiB (models.limits.MAX_RESPONSE_BYTES)")
-            newline = data.rfind(b"\n")
-            self._line = len(data) - newline - 1 if newline >= 0 else self._line + len(data)
-            if self._line > MAX_LINE_BYTES:
-                raise self._fail(f"has a line over {MAX_LINE_BYTES // 2**20} MiB without a newline "
-                                 "(models.limits.MAX_LINE_BYTES)")
-            return data
-
-        def _inflate(self, data: bytes) -> list[bytes]:
-            """Decompress ``data`` in pieces no bigger than what is left under the cap: a bomb never lands."""
-            pieces = []
-            while data:
-                room = MAX_RESPONSE_BYTES - self._total + 1
-                try:
-                    piece = self._decoder.decompress(data, min(room, 1024 * 1024))
-                except zlib.error as error:
-                    raise ModelError(f"{self._provider}: the server's compressed response is corrupt ({error}; "
-                                     f"POST {self._url})", code="BAD_STREAM", provider=self._provider,
-                                     url=self._url) from None
-                pieces.append(self._count(piece))
-                data = self._decoder.unconsumed_tail
-            return pieces
+            self._caps = _Caps(url, encoding, provider)
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
+            caps = self._caps
             async for data in self._inner:
-                if self._decoder is None:
-                    yield self._count(data)
+                if caps.decoder is None:
+                    yield caps.count(data)
                 else:
-                    for piece in self._inflate(data):
+                    for piece in caps.inflate(data):
                         if piece:
                             yield piece
 
@@ -137,14 +160,7 @@ def _classes(http: ModuleType) -> tuple[type, type]:
             request.headers["accept-encoding"] = "identity"
             response = await self._inner.handle_async_request(request)
             url = safe_url(str(request.url)) or ""
-            encoding = (response.headers.get("content-encoding") or "").strip().lower() or None
-            if encoding == "identity":
-                encoding = None
-            if encoding is not None and encoding not in _DECODERS:
-                await response.aclose()
-                raise ModelError(f"{self._provider}: the server compressed its response as {encoding!r}, which is "
-                                 f"not read here (POST {url}); it was asked for an uncompressed one",
-                                 code="BAD_STREAM", provider=self._provider, url=url)
+            encoding = await _body_encoding(response, self._provider, url)
             headers = [(k, v) for k, v in response.headers.multi_items()
                        if encoding is None or k.lower() not in ("content-encoding", "content-length")]
             body = BoundedBody(response.stream, url, encoding, self._provider)
