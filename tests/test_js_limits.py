@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
+import typing
 
 import pytest
 
 from agentctx_widgets.hooks import HookContext, HookTimeoutError, hooks_from_js
 from agentctx_widgets.hooks.js_hooks import MAX_CONSOLE_BYTES, MAX_OUTPUT_BYTES, MAX_OUTPUT_MESSAGES, MAX_SEND_BYTES
-from agentctx_widgets.hooks.js_limits import MB, Limits
+from agentctx_widgets.hooks.js_limits import MB, LimitOptions, Limits
 from agentctx_widgets.output import Output
 
 
@@ -21,6 +23,14 @@ def test_the_defaults_are_the_documented_ones() -> None:
     }
     assert (MAX_SEND_BYTES, MAX_OUTPUT_MESSAGES, MAX_OUTPUT_BYTES, MAX_CONSOLE_BYTES) == (
         8 * MB, 100_000, 64 * MB, 4 * MB)
+
+
+def test_the_keyword_options_an_editor_completes_are_the_limits_fields() -> None:
+    # hooks_from_js(**Unpack[LimitOptions]): a field added to Limits must be added there too
+    fields = {field.name for field in dataclasses.fields(Limits)}
+    limits_types = {name: kind for name, kind in typing.get_type_hints(Limits).items() if name in fields}
+    assert typing.get_type_hints(LimitOptions) == limits_types and len(limits_types) == 8
+    assert inspect.signature(hooks_from_js).parameters["limit_options"].annotation == "Unpack[LimitOptions]"
 
 
 def test_a_limits_value_is_frozen_and_normalised() -> None:

@@ -64,7 +64,7 @@ import threading
 import warnings
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Unpack
 
 import orjson
 
@@ -76,7 +76,7 @@ from .js_bridge import Bridge, Conversation, Overrun, TurnTally, json_default
 from .js_engine import EngineThread, WorkerDied, WorkerProcess, WorkerSlot
 from .js_failures import Diagnosis, internal, member_at, user_line
 from .js_keeper import WorkerKeeper
-from .js_limits import MAX_CONSOLE_BYTES, MAX_OUTPUT_BYTES, MAX_OUTPUT_MESSAGES, MAX_SEND_BYTES, MB, Limits
+from .js_limits import MAX_CONSOLE_BYTES, MAX_OUTPUT_BYTES, MAX_OUTPUT_MESSAGES, MAX_SEND_BYTES, MB, LimitOptions, Limits
 from .returns import check_result
 
 
@@ -97,7 +97,7 @@ class JsHooks:
         result_check: Callable[..., dict | None] | None = None,
         first_line: int = 1,
         origin: str | None = None,
-        **limit_options: Any,
+        **limit_options: Unpack[LimitOptions],
     ) -> None:
         if not isinstance(source, str):
             raise TypeError(f"hooks_from_js(source): expected a string, got {type(source).__name__}")
@@ -377,7 +377,7 @@ def hooks_from_js(
     echo_console: bool = False,
     first_line: int = 1,
     origin: str | None = None,
-    **limit_options: Any,
+    **limit_options: Unpack[LimitOptions],
 ) -> JsHooks:
     """Load hooks from JavaScript source (the seed's ``function Create(ctx, messages) {…}``).
 

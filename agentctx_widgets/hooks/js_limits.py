@@ -11,7 +11,7 @@ import dataclasses
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 MB = 1024 * 1024
 MAX_SEND_BYTES = 8 * MB
@@ -104,6 +104,20 @@ class Limits:
         return f"its {self.time_limit} s time limit" if why == "time" else f"its {self.wall_limit} s wall-clock limit"
 
 
+class LimitOptions(TypedDict, total=False):
+    """The fields of :class:`Limits` as ``hooks_from_js`` keyword arguments (``**Unpack[LimitOptions]``),
+    so that an editor completes and a type checker checks them."""
+
+    time_limit: float
+    wall_limit: float
+    memory_limit: int
+    stack_limit: int
+    max_send_bytes: int
+    max_output_messages: int
+    max_output_bytes: int
+    max_console_bytes: int
+
+
 def _seconds(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"hooks_from_js({name}=…): expected a number of seconds, got {type(value).__name__}")
@@ -123,4 +137,4 @@ def _count(name: str, value: Any) -> int:
     return int(value)
 
 
-__all__ = ["MAX_CONSOLE_BYTES", "MAX_OUTPUT_BYTES", "MAX_OUTPUT_MESSAGES", "MAX_SEND_BYTES", "MB", "Limits"]
+__all__ = ["MAX_CONSOLE_BYTES", "MAX_OUTPUT_BYTES", "MAX_OUTPUT_MESSAGES", "MAX_SEND_BYTES", "MB", "LimitOptions", "Limits"]

@@ -68,8 +68,8 @@ def file_chip(name: str, mimetype: str, size: int | None) -> str:
             f'<span class="actxd-file-meta">{esc(meta)}</span></span>')
 
 
-def thinking_box(text: Any, *, open_: bool = False) -> str:
-    return (f'<details class="actxd-thinking"{" open" if open_ else ""}><summary>Thinking</summary>'
+def thinking_box(text: Any) -> str:
+    return ('<details class="actxd-thinking"><summary>Thinking</summary>'
             f"{md_div(text)}</details>")
 
 

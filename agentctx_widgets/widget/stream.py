@@ -4,7 +4,7 @@ Why a class of its own: the Jupyter stack drops comm messages above ~1000/s and 
 sent before a view renders (DESIGN.md "Kernel ↔ front end"). So this class keeps the authoritative
 front-end state, queues ops (folding string appends: ``folding.FoldingQueue``), sends numbered
 batches at most once per ``interval`` seconds, answers ``sync`` requests with snapshots, and writes
-the settled snapshot for the synced trait once the stream has been quiet for ``settle_delay``
+the settled snapshot for the synced trait once the stream has been quiet for ``SETTLE_DELAY``
 seconds (and on ``settle()`` / ``close()``). While a stream runs the trait is written only to catch up
 a view that lost batches while the kernel is too busy to answer its ``sync`` (a view displayed in
 the cell that streams renders after the first batches; a page reloaded mid-turn): at most once per
@@ -97,7 +97,6 @@ class StreamProtocol:
         *,
         context: list[ContextMessage] | None = None,
         interval: float = BATCH_INTERVAL,
-        settle_delay: float = SETTLE_DELAY,
         clock: Callable[[], float] = time.monotonic,
         schedule: Schedule = thread_timer,
     ) -> None:
@@ -105,7 +104,6 @@ class StreamProtocol:
         self._set_snapshot = set_snapshot
         self._header_source = header
         self._interval = interval
-        self._settle_delay = settle_delay
         self._clock = clock
         self._schedule = schedule
         self._lock = threading.RLock()
@@ -373,7 +371,7 @@ class StreamProtocol:
     def _arm_settle_timer(self) -> None:
         """After a send: write the snapshot once the stream is quiet (one timer, re-armed while busy)."""
         if self._settle_timer is None and not self._closed and self.seq != self._snapshot_seq:
-            self._settle_timer = self._schedule(self._settle_delay, self._on_settle_timer)
+            self._settle_timer = self._schedule(SETTLE_DELAY, self._on_settle_timer)
 
     def _on_settle_timer(self) -> None:
         with self._lock:
@@ -381,9 +379,9 @@ class StreamProtocol:
             if self._closed:
                 return
             quiet = self._clock() - self._last_send
-            if quiet < self._settle_delay or self._queue or self._pending_dirty or self._header_dirty:
+            if quiet < SETTLE_DELAY or self._queue or self._pending_dirty or self._header_dirty:
                 # still streaming (or a flush is due within `interval`): look again when it could be quiet
-                delay = max(self._settle_delay - quiet, self._interval)
+                delay = max(SETTLE_DELAY - quiet, self._interval)
                 self._settle_timer = self._schedule(delay, self._on_settle_timer)
                 return
             self._write_snapshot()
