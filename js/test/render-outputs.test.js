@@ -116,29 +116,66 @@ describe("output message types", () => {
     const button = /** @type {HTMLElement} */ (out(r, "i").querySelector("[data-testid=actx-remote-img]"));
     expect(button.getAttribute("data-src")).toBe("https://example.com/image.jpg");
     expect(out(r, "i").querySelector("figcaption")?.textContent).toBe("cat");
+    expect(button.textContent).toBe("Load image: cat");
     button.click();
-    expect(out(r, "i").querySelector("img")?.getAttribute("src")).toBe("https://example.com/image.jpg");
+    const img = out(r, "i").querySelector("img");
+    expect(img?.getAttribute("src")).toBe("https://example.com/image.jpg");
+    expect(img?.getAttribute("referrerpolicy")).toBe("no-referrer");
+    expect(out(r, "i").querySelectorAll("img, button")).toHaveLength(1);
   });
 
-  test("audio: player with controls, format, duration and transcript", () => {
+  test("audio: a remote one waits for a click, then plays with controls; format, duration and transcript shown at once", () => {
     const r = mount();
     r.update(state(outputs([{ id: "a", type: "audio", props: { url: "https://example.com/audio.mp3", format: "mp3", duration: 120.5, transcript: "Audio transcript...", autoplay: false, controls: true } }])));
+    expect(out(r, "a").querySelector("audio")).toBeNull();
+    expect(out(r, "a").querySelector("[src], [poster]")).toBeNull();
+    expect(out(r, "a").querySelector(".actx-media-facts")?.textContent).toBe("mp3 · 120.5 s");
+    expect(out(r, "a").querySelector(".actx-transcript")?.textContent).toContain("Audio transcript...");
+    const button = /** @type {HTMLButtonElement} */ (out(r, "a").querySelector("[data-testid=actx-remote-img]"));
+    expect(button.getAttribute("data-kind")).toBe("audio");
+    expect(button.textContent).toBe("Load audio: example.com");
+    button.click();
     const audio = /** @type {HTMLAudioElement} */ (out(r, "a").querySelector("audio"));
     expect(audio.getAttribute("src")).toBe("https://example.com/audio.mp3");
     expect(audio.hasAttribute("controls")).toBe(true);
     expect(audio.hasAttribute("autoplay")).toBe(false);
-    expect(out(r, "a").querySelector(".actx-media-facts")?.textContent).toBe("mp3 · 120.5 s");
-    expect(out(r, "a").querySelector(".actx-transcript")?.textContent).toContain("Audio transcript...");
+    expect(out(r, "a").querySelector("img, [data-testid=actx-remote-img]")).toBeNull();
   });
 
-  test("video: player with thumbnail, size, autoplay and controls", () => {
+  test("video: nothing fetched before the click (no src, no poster); the click makes the player with thumbnail, size, autoplay and controls", () => {
     const r = mount();
     r.update(state(outputs([{ id: "v", type: "video", props: { url: "https://example.com/video.mp4", format: "mp4", thumbnail: "https://example.com/thumb.jpg", width: 1920, height: 1080, autoplay: true, controls: false } }])));
+    expect(out(r, "v").querySelector("video, img, [src], [poster]")).toBeNull();
+    const button = /** @type {HTMLButtonElement} */ (out(r, "v").querySelector("[data-testid=actx-remote-img]"));
+    expect(button.textContent).toBe("Load video: example.com");
+    expect(button.title).toBe("Load https://example.com/video.mp4 and https://example.com/thumb.jpg");
+    button.click();
     const video = /** @type {HTMLVideoElement} */ (out(r, "v").querySelector("video"));
+    expect(video.getAttribute("src")).toBe("https://example.com/video.mp4");
     expect(video.getAttribute("poster")).toBe("https://example.com/thumb.jpg");
     expect(video.getAttribute("width")).toBe("1920");
     expect(video.hasAttribute("autoplay")).toBe(true);
     expect(video.hasAttribute("controls")).toBe(false);
+    // the view's Markdown-image loader left it alone: one player, no <img> of the video's URL
+    expect(out(r, "v").querySelectorAll("video, img, button")).toHaveLength(1);
+  });
+
+  test("a local video (data:) with a remote thumbnail waits for a click too; with a data: thumbnail it plays at once", () => {
+    const r = mount();
+    const url = "data:video/mp4;base64,AAAA";
+    r.update(state(outputs([
+      { id: "remote-thumb", type: "video", props: { url, thumbnail: "http://example.com/t.jpg" } },
+      { id: "local-thumb", type: "video", props: { url, thumbnail: "data:image/png;base64,iVBORw0KGgo=" } },
+    ])));
+    expect(out(r, "remote-thumb").querySelector("video, [poster]")).toBeNull();
+    const button = /** @type {HTMLElement} */ (out(r, "remote-thumb").querySelector("[data-testid=actx-remote-img]"));
+    expect(button.getAttribute("data-src")).toBe("http://example.com/t.jpg");
+    expect(button.title).toBe("Load http://example.com/t.jpg");
+    button.click();
+    expect(out(r, "remote-thumb").querySelector("video")?.getAttribute("poster")).toBe("http://example.com/t.jpg");
+    const local = out(r, "local-thumb").querySelector("video");
+    expect(local?.getAttribute("src")).toBe(url);
+    expect(local?.getAttribute("poster")).toBe("data:image/png;base64,iVBORw0KGgo=");
   });
 
   test("action and event are small chips", () => {

@@ -186,13 +186,43 @@ describe("whole view", () => {
   test.each([
     ["image", "blob:https://example.com/123e4567", "img"],
     ["image", "data:image/png;base64,iVBORw0KGgo=", "img"],
-    ["audio", "https://example.com/a.mp3", "audio"],
+    ["audio", "blob:https://example.com/123e4567", "audio"],
     ["audio", "data:audio/mpeg;base64,AAAA", "audio"],
-    ["video", "https://example.com/v.mp4", "video"],
+    ["video", "blob:https://example.com/123e4567", "video"],
     ["video", "data:video/mp4;base64,AAAA", "video"],
-  ])("media output %s loads %s", (type, url, tag) => {
+  ])("media output %s loads %s at once (it fetches nothing remote)", (type, url, tag) => {
     const root = mount({ outputs: { order: ["m"], messages: { m: { id: "m", type, props: { url }, done: true } } } });
     expect(root.querySelector(`[data-output-id=m] ${tag}`)?.getAttribute("src")).toBe(url);
+  });
+
+  test.each([
+    ["image", "https://example.com/a.png", "img"],
+    ["image", "HTTP://example.com/a.png", "img"],
+    ["audio", "https://example.com/a.mp3", "audio"],
+    ["audio", "http://example.com/a.mp3", "audio"],
+    ["video", "https://example.com/v.mp4", "video"],
+    ["video", "http://example.com/v.mp4", "video"],
+  ])("a remote %s output (%s) fetches nothing before a click, then loads (issue 21)", (type, url, tag) => {
+    const root = mount({ outputs: { order: ["m"], messages: { m: { id: "m", type, props: { url }, done: true } } } });
+    const out = /** @type {HTMLElement} */ (root.querySelector("[data-output-id=m]"));
+    expectNoRemoteFetch(out);
+    expect(out.querySelector(tag)).toBeNull();
+    const button = /** @type {HTMLButtonElement} */ (out.querySelector("[data-testid=actx-remote-img]"));
+    expect(button.getAttribute("data-kind")).toBe(type);
+    button.click();
+    expect(out.querySelector(tag)?.getAttribute("src")).toBe(url);
+    expect(out.querySelector("[data-testid=actx-remote-img]")).toBeNull();
+  });
+
+  test.each([
+    ["image", "//example.com/a.png"],
+    ["audio", "//example.com/a.mp3"],
+    ["video", "//example.com/v.mp4"],
+  ])("a protocol-relative %s output (%s) is refused as text: nothing to click, nothing fetched", (type, url) => {
+    const root = mount({ outputs: { order: ["m"], messages: { m: { id: "m", type, props: { url, thumbnail: url }, done: true } } } });
+    const out = /** @type {HTMLElement} */ (root.querySelector("[data-output-id=m]"));
+    expect(out.querySelector("[src], [poster], [data-src]")).toBeNull();
+    expect(out.querySelector("[data-testid=actx-blocked-url]")?.textContent).toContain(url);
   });
 
   test("a remote image output is a click-to-load button, as a model-written one is (issue 21)", () => {
@@ -201,17 +231,34 @@ describe("whole view", () => {
     expect(root.querySelector("[data-output-id=m] [data-testid=actx-remote-img]")?.getAttribute("data-src")).toBe("https://example.com/a.png");
   });
 
-  test("a video thumbnail must be an allowed image URL", () => {
+  test("a video thumbnail must be an allowed image URL, and a remote one waits for the click", () => {
     const root = mount({
       outputs: {
-        order: ["a", "b"],
+        order: ["a", "b", "c"],
         messages: {
-          a: { id: "a", type: "video", props: { url: "https://example.com/v.mp4", thumbnail: "javascript:alert(1)" } },
-          b: { id: "b", type: "video", props: { url: "https://example.com/v.mp4", thumbnail: "https://example.com/t.jpg" } },
+          a: { id: "a", type: "video", props: { url: "blob:https://example.com/1", thumbnail: "javascript:alert(1)" } },
+          b: { id: "b", type: "video", props: { url: "blob:https://example.com/1", thumbnail: "https://example.com/t.jpg" } },
+          c: { id: "c", type: "video", props: { url: "blob:https://example.com/1", thumbnail: "//example.com/t.jpg" } },
         },
       },
     });
     expect(root.querySelector("[data-output-id=a] video")?.hasAttribute("poster")).toBe(false);
+    expect(root.querySelector("[data-output-id=c] video")?.hasAttribute("poster")).toBe(false);
+    expect(root.querySelector("[data-output-id=b] video, [data-output-id=b] [poster]")).toBeNull();
+    /** @type {HTMLElement} */ (root.querySelector("[data-output-id=b] [data-testid=actx-remote-img]")).click();
     expect(root.querySelector("[data-output-id=b] video")?.getAttribute("poster")).toBe("https://example.com/t.jpg");
+  });
+
+  test("outputs full of remote media fetch nothing until clicked (live view and reopened snapshot draw the same)", () => {
+    const remote = "http://127.0.0.1:9/leak";
+    const messages = {
+      i: { id: "i", type: "image", props: { url: `${remote}.png` } },
+      a: { id: "a", type: "audio", props: { url: `${remote}.mp3` } },
+      v: { id: "v", type: "video", props: { url: `${remote}.mp4`, thumbnail: `${remote}.jpg` } },
+      w: { id: "w", type: "video", props: { url: "data:video/mp4;base64,AAAA", thumbnail: `https://127.0.0.1:9/leak.jpg` } },
+    };
+    const root = mount({ outputs: { order: Object.keys(messages), messages } });
+    expectNoRemoteFetch(root);
+    expect(root.querySelectorAll("[data-testid=actx-remote-img]")).toHaveLength(4);
   });
 });

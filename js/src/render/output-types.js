@@ -3,9 +3,11 @@
  * unknown types get a generic JSON view. A renderer returns `{el, update?(message): boolean}`.
  *
  * Media types load their URL only when `tryMediaUrl` allows it (http(s), blob:, data: of their own
- * kind); otherwise the URL is shown as text.
+ * kind); otherwise the URL is shown as text. An http(s) one — a video's thumbnail too — is a
+ * click-to-load button (click-to-load.js) until the reader clicks.
  */
-import { remoteImageButton, thinkingBox, toolCallParts } from "./blocks.js";
+import { thinkingBox, toolCallParts } from "./blocks.js";
+import { anyRemote, clickToLoad } from "./click-to-load.js";
 import { clip, h, prettyJson } from "./dom.js";
 import { StreamingMarkdown } from "./markdown.js";
 import { isRemoteUrl, tryMediaUrl } from "./urls.js";
@@ -105,46 +107,46 @@ function image(message) {
   const { url, alt, width, height } = message.props;
   const src = tryMediaUrl(url, "image");
   if (!src) return { el: h("figure", { className: "actx-figure" }, [blocked(url)]) };
-  if (isRemoteUrl(src)) {
-    // loaded on a click, as a model-written image is: a saved view or document reopened later fetches
-    // nothing by itself (a hook could plant a beacon in a notebook)
-    return {
-      el: h("figure", { className: "actx-figure" }, [
-        remoteImageButton(src, str(alt)),
-        alt ? h("figcaption", { text: str(alt) }) : null,
-      ]),
-    };
-  }
+  const img = () => h("img", {
+    className: "actx-img", src, alt: str(alt), width: positive(width), height: positive(height), loading: "lazy",
+    referrerpolicy: isRemoteUrl(src) ? "no-referrer" : null,
+  });
   return {
     el: h("figure", { className: "actx-figure" }, [
-      h("img", { className: "actx-img", src, alt: str(alt), width: positive(width), height: positive(height), loading: "lazy" }),
+      // a remote image waits for a click, as a model-written one does (a saved view reopened later
+      // fetches nothing by itself: a hook could plant a beacon in a notebook)
+      isRemoteUrl(src) ? clickToLoad("image", [src], str(alt), img) : img(),
       alt ? h("figcaption", { text: str(alt) }) : null,
     ]),
   };
 }
 
-/** @param {"audio" | "video"} kind */
+/**
+ * A player for `kind`; remote (http(s)) sources and a remote video thumbnail wait for a click, so
+ * nothing is fetched before it (the element does not exist until then).
+ * @param {"audio" | "video"} kind
+ */
 function media(kind) {
   /** @type {(message: OutputMessage) => OutputView} */
   return (message) => {
     const p = message.props;
     const src = tryMediaUrl(p.url, kind);
+    const poster = kind === "video" ? tryMediaUrl(p.thumbnail, "image") : null;
     const facts = [p.format ? str(p.format) : "", typeof p.duration === "number" ? `${p.duration.toFixed(1)} s` : ""].filter(Boolean).join(" · ");
-    const player = src
-      ? h(kind, {
-          className: `actx-${kind}`,
-          src,
-          controls: p.controls !== false,
-          autoplay: p.autoplay === true,
-          preload: "metadata",
-          poster: kind === "video" ? tryMediaUrl(p.thumbnail, "image") : null,
-          width: kind === "video" ? positive(p.width) : null,
-          height: kind === "video" ? positive(p.height) : null,
-        })
-      : blocked(p.url);
+    const player = () => h(kind, {
+      className: `actx-${kind}`,
+      src,
+      controls: p.controls !== false,
+      autoplay: p.autoplay === true,
+      preload: "metadata",
+      poster,
+      width: kind === "video" ? positive(p.width) : null,
+      height: kind === "video" ? positive(p.height) : null,
+    });
+    const body = !src ? blocked(p.url) : anyRemote([src, poster]) ? clickToLoad(kind, [src, poster], "", player) : player();
     return {
       el: h("figure", { className: "actx-figure" }, [
-        player,
+        body,
         facts ? h("figcaption", { className: "actx-media-facts", text: facts }) : null,
         p.transcript ? h("details", { className: "actx-transcript" }, [h("summary", { text: "Transcript" }), h("div", { className: "actx-plain", text: str(p.transcript) })]) : null,
       ]),
