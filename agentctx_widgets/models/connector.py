@@ -35,7 +35,7 @@ from typing import Any
 from ..context import usage_headers
 from .answer import answered_model, same_model
 from .clients import current_pool, shared_tls_context
-from .errors import error_from_sdk
+from .errors import error_from_sdk, redacted, redacted_event
 from .hints import Target, safe_url
 from . import limits
 from .limits import bounded_client, default_timeout, http_module
@@ -219,33 +219,36 @@ class SdkModel:
         pool = current_pool() if owned else None
         close_after = owned and pool is None
         stream = None
+        target: Target | None = None
         try:
             if pool is not None:
                 client = pool.get(self._pool_key(), lambda: self.client)
             elif owned:
                 client = self.client
+            target = self._target(client, request)
             raw = await self.provider.open(client, request)
             stream = raw.parse()
             if inspect.isawaitable(stream):  # the Anthropic SDK's async parse() is a coroutine
                 stream = await stream
             yield self._start(raw)
-            answer = _Answer(self.model, self.provider.name)
+            answer = _Answer(self.model, self.provider.name, target)
             async for chunk in stream:
                 for event in translator.feed(answer.read(_as_dict(chunk))):
                     yield answer.mark(event)
             for event in translator.finish():
                 yield answer.mark(event)
-        except ModelError:
-            raise
+        except ModelError as failure:  # every error leaves through here or below, its secrets blanked out
+            raise redacted(failure, target or self._target(client, request))
         except Exception as failure:  # noqa: BLE001 - every failure becomes a ModelError
+            target = target or self._target(client, request)
             if not owned and isinstance(failure, RuntimeError) and "Event loop is closed" in str(failure):
-                raise ModelError(
+                raise redacted(ModelError(
                     f"{self.provider.name}: the async client passed as client= belongs to an event loop that has "
                     "ended (turns share one loop, but a turn run beside another, or from your own loop, gets "
                     "another): pass api_key=/base_url= so the model builds its clients, or a sync client",
-                    code="MODEL_ERROR", provider=self.provider.name) from failure
-            raise error_from_sdk(failure, provider=self.provider.name, key_source=self.key_source,
-                                 target=self._target(client, request)) from failure
+                    code="MODEL_ERROR", provider=self.provider.name), target) from failure
+            raise redacted(error_from_sdk(failure, provider=self.provider.name, key_source=self.key_source,
+                                          target=target), target) from failure
         finally:
             if stream is not None:
                 await stream.close()
@@ -255,19 +258,20 @@ class SdkModel:
     def _events_sync(self, client: Any, request: dict) -> Iterator[dict]:
         translator = self.provider.translator()
         stream = None
+        target = self._target(client, request)
         try:
             raw = self.provider.open(client, request)
             stream = raw.parse()
             yield self._start(raw)
-            answer = _Answer(self.model, self.provider.name)
+            answer = _Answer(self.model, self.provider.name, target)
             for chunk in stream:
                 yield from map(answer.mark, translator.feed(answer.read(_as_dict(chunk))))
             yield from map(answer.mark, translator.finish())
-        except ModelError:
-            raise
+        except ModelError as failure:
+            raise redacted(failure, target)
         except Exception as failure:  # noqa: BLE001
-            raise error_from_sdk(failure, provider=self.provider.name, key_source=self.key_source,
-                                 target=self._target(client, request)) from failure
+            raise redacted(error_from_sdk(failure, provider=self.provider.name, key_source=self.key_source,
+                                          target=target), target) from failure
         finally:
             if stream is not None:
                 stream.close()
@@ -294,11 +298,14 @@ class SdkModel:
 class _Answer:
     """What one response says beyond its events: the model the server said answered (every API names it
     in its first chunk), put on the ``done`` event as ``responseModel`` when it is not the one asked for
-    (see :mod:`.answer`); and how many tool calls it started, refused past ``limits.MAX_TOOL_CALLS``."""
+    (see :mod:`.answer`); and how many tool calls it started, refused past ``limits.MAX_TOOL_CALLS`` (the turn
+    counts them too, for every model: this stop only comes earlier); an ``error`` event's text without the
+    call's secrets (``target.redact``)."""
 
-    def __init__(self, requested: str, provider: str = "") -> None:
+    def __init__(self, requested: str, provider: str = "", target: Target | None = None) -> None:
         self.requested = requested
         self.provider = provider
+        self.target = target
         self.model: str | None = None
         self._first = True
         self._tool_calls = 0
@@ -310,6 +317,8 @@ class _Answer:
         return chunk
 
     def mark(self, event: dict) -> dict:
+        if event.get("type") == "error":
+            return redacted_event(event, self.target)
         if event.get("type") == "tool_call_start":
             self._tool_calls += 1
             if self._tool_calls > limits.MAX_TOOL_CALLS:

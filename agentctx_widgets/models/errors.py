@@ -261,6 +261,37 @@ def _stream_error(failure: BaseException, *, provider: str) -> ModelError:
                       provider=provider, request_id=request_id if isinstance(request_id, str) else None)
 
 
+def redacted(failure: ModelError, target: Target | None) -> ModelError:
+    """``failure`` with ``target``'s secrets blanked out of its texts (in place, so its cause and traceback
+    stay): the connector passes every error through here, whichever path made it, so none can forget."""
+    if target is None or not target.secrets:
+        return failure
+    failure.message = target.redact(str(failure.message))
+    failure.args = (failure.message, *failure.args[1:])
+    for name in ("hint", "url", "request_id"):
+        value = getattr(failure, name, None)
+        if isinstance(value, str):
+            setattr(failure, name, target.redact(value))
+    return failure
+
+
+def redacted_event(event: dict, target: Target | None) -> dict:
+    """An ``error`` event with ``target``'s secrets blanked out of its error (other events as they are)."""
+    if target is None or not target.secrets or event.get("type") != "error":
+        return event
+    return {**event, "error": _redact_all(event.get("error"), target)}
+
+
+def _redact_all(value: Any, target: Target) -> Any:
+    if isinstance(value, str):
+        return target.redact(value)
+    if isinstance(value, Mapping):
+        return {key: _redact_all(item, target) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_redact_all(item, target) for item in value]
+    return value
+
+
 def _is_transport(failure: BaseException) -> bool:
     """httpx's transport errors (RemoteProtocolError, ReadError, …) without importing httpx."""
     module = type(failure).__module__ or ""
