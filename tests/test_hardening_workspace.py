@@ -166,3 +166,80 @@ def test_a_fifo_read_by_a_hook_fails_that_call_and_the_next_turn_works(tmp_path)
     second = run_turn(Context(), "hello", assistant=loaded, model=ScriptedModel(["Hi again"]))
     assert second.ok, second.error
     assert second.next["read"] == "now a file" and second.next["answer"] == "Hi again"
+
+
+def test_read_dir_over_the_entry_cap_is_refused(tree, monkeypatch):
+    monkeypatch.setattr(workspace_module, "MAX_DIR_ENTRIES", 3)
+    (tree / "d").mkdir()
+    for name in "abc":
+        (tree / "d" / name).write_text(name)
+    ws = Workspace(tree)
+    assert [item["name"] for item in ws.ReadDir("d")] == ["a", "b", "c"]
+    (tree / "d" / "e").write_text("e")
+    with pytest.raises(YaoServiceError) as info:
+        ws.ReadDir("d")
+    assert str(info.value) == (f"ReadDir failed: {tree / 'd'} holds more than 3 entries (MAX_DIR_ENTRIES); "
+                               f"refusing to list it")
+
+
+def test_copy_of_a_tree_over_the_entry_cap_is_refused_before_copying(tree, monkeypatch):
+    monkeypatch.setattr(workspace_module, "MAX_DIR_ENTRIES", 2)
+    (tree / "d" / "sub").mkdir(parents=True)
+    (tree / "d" / "a").write_text("a")
+    ws = Workspace(tree)
+    ws.Copy("d", "ok")  # a and sub: 2 entries
+    assert (tree / "ok" / "a").read_text() == "a" and (tree / "ok" / "sub").is_dir()
+    (tree / "d" / "sub" / "b").write_text("b")
+    with pytest.raises(YaoServiceError) as info:
+        ws.Copy("d", "d2")
+    assert str(info.value) == "Copy failed: d holds more than 2 entries (MAX_DIR_ENTRIES); refusing to copy it"
+    assert not (tree / "d2").exists()
+
+
+def test_copy_of_a_file_over_the_byte_cap_is_refused_by_its_size_unread(tree):
+    # the probe: a multi-GB copy held the engine thread; a sparse 3 GB file is refused by its stat in a
+    # 32 MB-capped child, and nothing is created
+    with open(tree / "huge.bin", "wb") as file:
+        file.truncate(3 * 1024**3)
+    child = run_child(f"""
+        import os
+        from agentctx_widgets.yao.workspace import Workspace
+        from agentctx_widgets.yao.values import YaoServiceError
+        limit_memory(32)
+        try:
+            Workspace({str(tree)!r}).Copy("huge.bin", "copy.bin")
+        except YaoServiceError as error:
+            print(error)
+        print(os.path.exists({str(tree / 'copy.bin')!r}))
+    """)
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.split("\n")[:2] == [
+        f"Copy failed: {tree / 'huge.bin'} is {3 * 1024**3} bytes, over the 268435456-byte limit (MAX_COPY_BYTES); "
+        f"refusing to copy it", "False"]
+
+
+def test_copy_of_a_tree_over_the_byte_cap_together_is_refused_before_copying(tree, monkeypatch):
+    monkeypatch.setattr(workspace_module, "MAX_COPY_BYTES", 100)
+    (tree / "d").mkdir()
+    (tree / "d" / "a").write_bytes(b"x" * 60)
+    ws = Workspace(tree)
+    ws.Copy("d", "fits")
+    assert (tree / "fits" / "a").read_bytes() == b"x" * 60
+    (tree / "d" / "b").write_bytes(b"y" * 60)
+    with pytest.raises(YaoServiceError) as info:
+        ws.Copy("d", "d2")
+    assert str(info.value) == (f"Copy failed: {tree / 'd'} holds 120 bytes or more, over the 100-byte limit "
+                               f"(MAX_COPY_BYTES); refusing to copy it")
+    assert not (tree / "d2").exists()
+
+
+def test_copy_never_writes_more_than_it_stated(tree, monkeypatch):
+    (tree / "a").write_bytes(b"x" * 10)
+    real_stat = os.stat
+    monkeypatch.setattr(workspace_module.os, "stat",  # the file grows between the size check and the copy
+                        lambda path, *a, **k: os.stat_result((*real_stat(path)[:6], 4, *real_stat(path)[7:]))
+                        if str(path) == str(tree / "a") else real_stat(path, *a, **k))
+    with pytest.raises(YaoServiceError) as info:
+        Workspace(tree).Copy("a", "b")
+    assert str(info.value) == (f"Copy failed: {tree / 'a'} grew while being copied, past the size stated "
+                               f"before copying; refusing it")

@@ -18,7 +18,10 @@ What a workspace directory holds came from outside too (a download, a sandbox), 
 a file over ``MAX_READ_BYTES`` by its size before reading a byte, ``WriteFile`` never writes through a
 symlink or into a FIFO (a new file put in place whole), and ``Copy`` of a directory checks every entry
 first: a symlink in it that points outside the workspace is refused (naming it) before anything is
-copied, one that points inside is copied as the file it names.
+copied, one that points inside is copied as the file it names. ``ReadDir`` lists at most
+``MAX_DIR_ENTRIES`` entries and ``Copy`` plans at most that many; ``Copy`` refuses, by the sizes it
+stats before copying a byte, a copy over ``MAX_COPY_BYTES`` in all (it runs on the engine thread, which
+no time limit can interrupt inside a system call), and never writes more than it stated.
 """
 
 from __future__ import annotations
@@ -34,6 +37,10 @@ from .values import YaoServiceError, js_string
 
 MAX_READ_BYTES = 64 * 1024 * 1024
 """``ReadFile`` of a larger file is refused by its size (it becomes one JavaScript string)."""
+MAX_COPY_BYTES = 256 * 1024 * 1024
+"""``Copy`` of more bytes than this (one file, or a tree's files together) is refused before copying."""
+MAX_DIR_ENTRIES = 10_000
+"""``ReadDir`` of a directory with more entries, or ``Copy`` of a tree with more, is refused."""
 
 
 class Workspace:
@@ -75,11 +82,15 @@ class Workspace:
 
         def listing() -> list[dict]:
             items = []
-            for entry in sorted(os.scandir(path), key=lambda e: e.name):
-                item: dict[str, Any] = {"name": entry.name, "is_dir": entry.is_dir(follow_symlinks=False)}
-                item["size"] = _int32(entry.stat(follow_symlinks=False).st_size)
-                items.append(item)
-            return items
+            with os.scandir(path) as entries:
+                for entry in entries:
+                    if len(items) >= MAX_DIR_ENTRIES:
+                        raise UnsafeFileError(f"ReadDir: {path} holds more than {MAX_DIR_ENTRIES} entries "
+                                              f"(MAX_DIR_ENTRIES); refusing to list it")
+                    item: dict[str, Any] = {"name": entry.name, "is_dir": entry.is_dir(follow_symlinks=False)}
+                    item["size"] = _int32(entry.stat(follow_symlinks=False).st_size)
+                    items.append(item)
+            return sorted(items, key=lambda item: item["name"])
 
         return self._do("ReadDir", listing)
 
@@ -114,9 +125,13 @@ class Workspace:
         src, dst = self.resolve("Copy", args[0]), self.resolve("Copy", args[1])
         if src.is_dir():
             plan = self._copy_plan(src, dst)
-            self._do("Copy", lambda: _copy_planned(plan))
+            total = 0
+            for _target, source in plan:
+                if source is not None:
+                    total = self._copy_size(source, src, total)
+            self._do("Copy", lambda: _copy_planned(plan, total))
         else:
-            self._do("Copy", lambda: _copy_file(src, dst))
+            self._do("Copy", lambda: _copy_planned([(dst, src)], self._copy_size(src, src, 0)))
 
     def Stat(self, *args: Any) -> dict:  # noqa: N802
         path = self._path("Stat", args, "a path argument")
@@ -135,10 +150,18 @@ class Workspace:
         if dst == src or src in dst.parents:
             raise YaoServiceError(f"Copy failed: cannot copy {src.relative_to(self.root)} into itself")
         plan: list[tuple[Path, Path | None]] = [(dst, None)]
-        for folder, dirs, files in os.walk(src, followlinks=False):
-            base = dst / Path(folder).relative_to(src)
-            for name in sorted(dirs + files):
-                entry = Path(folder) / name
+        folders = [(src, dst)]
+        while folders:
+            folder, base = folders.pop()
+            with self._do("Copy", lambda: os.scandir(folder)) as scan:
+                names = []
+                for item in scan:
+                    names.append(item.name)
+                    if len(plan) - 1 + len(names) > MAX_DIR_ENTRIES:  # plan[0] is dst itself
+                        raise YaoServiceError(f"Copy failed: {src.relative_to(self.root)} holds more than "
+                                              f"{MAX_DIR_ENTRIES} entries (MAX_DIR_ENTRIES); refusing to copy it")
+            for name in sorted(names):
+                entry = folder / name
                 real = entry.resolve()
                 shown = entry.relative_to(self.root)
                 if real != self.root and self.root not in real.parents:
@@ -147,10 +170,21 @@ class Workspace:
                     if entry.is_symlink():  # a link to a folder inside: its own copy, never a loop through it
                         raise YaoServiceError(f"Copy failed: {shown} is a symlink to a directory; refusing to follow it")
                     plan.append((base / name, None))
+                    folders.append((entry, base / name))
                 else:
                     self._do("Copy", lambda: check_regular(entry, "Copy"))
                     plan.append((base / name, real))
         return plan
+
+    def _copy_size(self, source: Path, src: Path, total: int) -> int:
+        """``total`` plus the size of ``source`` (stat'ed, never opened), refused past ``MAX_COPY_BYTES``."""
+        self._do("Copy", lambda: check_regular(source, "Copy"))
+        size = self._do("Copy", lambda: os.stat(source)).st_size
+        if total + size > MAX_COPY_BYTES:
+            what = f"{src} is {size} bytes" if source == src else f"{src} holds {total + size} bytes or more"
+            raise YaoServiceError(f"Copy failed: {what}, over the {MAX_COPY_BYTES}-byte limit (MAX_COPY_BYTES); "
+                                  f"refusing to copy it")
+        return total + size
 
     def _path(self, method: str, args: tuple, needs: str) -> Path:
         if not args:
@@ -167,20 +201,27 @@ class Workspace:
             raise YaoServiceError(f"{method} failed: {error.strerror or error}") from error
 
 
-def _copy_file(src: Path, dst: Path) -> None:
-    """Copy one regular file (opened without blocking: never a FIFO or a device), keeping its mode bits."""
+def _copy_file(src: Path, dst: Path, budget: int) -> int:
+    """Copy one regular file (opened without blocking: never a FIFO or a device), keeping its mode bits;
+    at most ``budget`` bytes (a file that grew since it was stat'ed is refused). Returns the bytes left."""
     fd, info = open_regular(src, "Copy")
     with os.fdopen(fd, "rb") as source, os.fdopen(open_truncate(dst, "Copy"), "wb") as target:
-        shutil.copyfileobj(source, target)
+        while chunk := source.read(min(1 << 20, budget + 1)):
+            budget -= len(chunk)
+            if budget < 0:
+                raise UnsafeFileError(f"Copy: {src} grew while being copied, past the size stated before "
+                                      f"copying; refusing it")
+            target.write(chunk)
         os.fchmod(target.fileno(), stat.S_IMODE(info.st_mode))
+    return budget
 
 
-def _copy_planned(plan: list[tuple[Path, Path | None]]) -> None:
+def _copy_planned(plan: list[tuple[Path, Path | None]], budget: int) -> None:
     for target, source in plan:
         if source is None:
             target.mkdir(parents=True, exist_ok=False)
         else:
-            _copy_file(source, target)
+            budget = _copy_file(source, target, budget)
 
 
 def _int32(value: int) -> int:
