@@ -267,6 +267,41 @@ def test_prompts_tags_and_unhashable_keys_name_the_file_and_line(assistant, body
     assert (info.value.file, info.value.line, info.value.reason) == (assistant / "prompts.yml", line, reason)
 
 
+HUGE = "7" * 5000  # past Python's 4300-digit int conversion limit: a bare ValueError before
+
+
+@pytest.mark.parametrize("name, body, line, reason", [
+    ("package.yao", '{\n  "name": "huge",\n  "n": -' + HUGE + "\n}\n", 3,
+     "not JSON with comments: an integer of 5000 digits is over the 4300-digit limit "
+     "(sys.get_int_max_str_digits()); refusing it (column 8)"),
+    ("locales/en.json", '{\n  "a": "' + HUGE + '",\n  "n": ' + HUGE + "\n}\n", 3,
+     "not JSON: an integer of 5000 digits is over the 4300-digit limit (sys.get_int_max_str_digits()); refusing it"),
+    ("locales/en.jsonc", '// c\n{"n": [1,\n ' + HUGE + "]}\n", 3,
+     "not JSON with comments: an integer of 5000 digits is over the 4300-digit limit "
+     "(sys.get_int_max_str_digits()); refusing it"),
+    ("locales/en.yml", "a: '" + HUGE + "'\nb:\n  - " + HUGE + "\n", 3,
+     "not YAML: an integer of 5000 digits is over the 4300-digit limit (sys.get_int_max_str_digits()); refusing it"),
+    ("prompts.yml", "- role: system\n  content: hi\n  ? " + HUGE + "\n  : x\n", 3,
+     "not YAML: an integer of 5000 digits is over the 4300-digit limit (sys.get_int_max_str_digits()); refusing it"),
+], ids=["package", "locale-json", "locale-jsonc", "locale-yml", "prompts-key"])
+def test_a_5000_digit_integer_names_the_file_and_line(assistant, name, body, line, reason):
+    # the probe: "ValueError: Exceeds the limit (4300 digits)" with no file or line; a 5000-digit string is fine
+    if name == "package.yao":
+        (assistant / name).write_text(body)
+    else:
+        write(assistant, {name: body})
+    with pytest.raises(AssistantLoadError) as info:
+        load_assistant(assistant)
+    assert (info.value.file, info.value.line, info.value.reason) == (assistant / name, line, reason)
+
+
+def test_a_5000_digit_string_and_a_4300_digit_integer_still_load(assistant):
+    write(assistant, {"locales/en.json": '{"a": "' + HUGE + '", "n": ' + "7" * 4300 + "}",
+                      "locales/zh.yml": "a: '" + HUGE + "'\nn: " + "7" * 4300 + "\n"})
+    loaded = load_assistant(assistant)
+    assert loaded.locales["en"] == loaded.locales["zh"] == {"a": HUGE, "n": int("7" * 4300)}
+
+
 # -- src/ ---------------------------------------------------------------------------------------------------
 
 

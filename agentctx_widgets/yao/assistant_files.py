@@ -8,7 +8,6 @@ line of what is malformed: ``prompts.yml`` and the ``prompts/`` presets (YaoApp/
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from .._js_types import js_type
 from ..context.safe_write import UnsafeFileError, check_regular, read_regular
 from ..context.types import TYPE_OF_ROLE, text_content
 from ..output.diagnostics import diagnostic
-from .jsonc import JSONCError, check_depth, loads_jsonc
+from .jsonc import JSONCError, loads_json, loads_jsonc
 from .locales import MAX_KEYS, count_flat_keys
 from .prompt_vars import expand_assets
 from .yaml_reader import compose, construct
@@ -263,13 +262,10 @@ def _locale_file(file: Path, directory: Path) -> dict:
         line = root.start_mark.line + 1 if root is not None else 1
     else:  # gou reads .json strictly and .jsonc/.yao with comments (application.go:94-107)
         try:
-            if file.suffix == ".json":
-                check_depth(text)
-            data = json.loads(text) if file.suffix == ".json" else loads_jsonc(text)
-        except json.JSONDecodeError as error:
-            raise AssistantLoadError(f"not JSON: {error.msg}", file=file, line=error.lineno) from error
+            data = loads_json(text) if file.suffix == ".json" else loads_jsonc(text)
         except JSONCError as error:
-            raise AssistantLoadError(f"not JSON with comments: {error.reason}", file=file, line=error.line) from error
+            dialect = "JSON" if file.suffix == ".json" else "JSON with comments"
+            raise AssistantLoadError(f"not {dialect}: {error.reason}", file=file, line=error.line) from error
         line = 1
     if data is None:
         return {}

@@ -17,11 +17,13 @@ exactly as gou does. The rules are twenty lines; a test pins each.
 from __future__ import annotations
 
 import json
+import re
+import sys
 from typing import Any
 
 from ..context.store import MAX_DEPTH, _too_deep  # the session store's linear depth check
 
-__all__ = ["MAX_DEPTH", "JSONCError", "check_depth", "loads_jsonc", "strip_jsonc"]
+__all__ = ["MAX_DEPTH", "JSONCError", "check_depth", "loads_json", "loads_jsonc", "strip_jsonc"]
 
 
 class JSONCError(ValueError):
@@ -103,17 +105,60 @@ def _refuse_constant(name: str) -> Any:
     raise _Constant(name)
 
 
+class _HugeInteger(ValueError):
+    """An integer longer than Python converts (``sys.get_int_max_str_digits()``, 4300 by default)."""
+
+
+def _parse_int(digits: str) -> int:
+    try:
+        return int(digits)
+    except ValueError:
+        raise _HugeInteger(digits) from None
+
+
 def loads_jsonc(text: str) -> Any:
     """Parse Yao-style JSONC; raise :class:`JSONCError` with the line and column of the first problem."""
-    stripped = strip_jsonc(text)
-    check_depth(stripped)
+    return loads_json(strip_jsonc(text))
+
+
+def loads_json(text: str) -> Any:
+    """Parse strict JSON as Go's decoder does (no ``NaN`` / ``Infinity``), nesting checked first; raise
+    :class:`JSONCError` with the line and column of the first problem, an integer too long for Python
+    to convert (``sys.get_int_max_str_digits()``) included."""
+    check_depth(text)
     try:
-        return json.loads(stripped, parse_constant=_refuse_constant)
+        return json.loads(text, parse_constant=_refuse_constant, parse_int=_parse_int)
     except json.JSONDecodeError as error:
         raise JSONCError(error.msg, error.lineno, error.colno) from error
     except _Constant as error:
-        line, column = _position(stripped, _first_outside_strings(stripped, str(error)))
+        line, column = _position(text, _first_outside_strings(text, str(error)))
         raise JSONCError(f"{error} is not JSON (Yao's decoder refuses it)", line, column) from error
+    except _HugeInteger as error:
+        line, column = _position(text, _first_long_digits(text))
+        raise JSONCError(f"an integer of {len(str(error).lstrip('-'))} digits is over the "
+                         f"{sys.get_int_max_str_digits()}-digit limit (sys.get_int_max_str_digits()); refusing it",
+                         line, column) from error
+
+
+def _first_long_digits(text: str) -> int:
+    """The offset of the first run of more digits than Python converts, outside strings (0 when none)."""
+    limit = sys.get_int_max_str_digits()
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] == '"':
+            i += 1
+            while i < n and not (text[i] == '"' and _unescaped(text, i)):
+                i += 1
+        elif text[i].isdigit():
+            end = i
+            while end < n and text[end].isdigit():
+                end += 1
+            if end - i > limit:
+                return i - (i > 0 and text[i - 1] == "-")
+            i = end
+            continue
+        i += 1
+    return 0
 
 
 def check_depth(text: str) -> None:

@@ -10,12 +10,14 @@ An assistant file comes from outside, so :func:`compose` also refuses, each as a
 carrying the line: nesting deeper than :data:`MAX_DEPTH` (checked while composing, so a 100,000-deep file
 is a clear error, not a ``RecursionError``), a tree of more than :data:`MAX_NODES` nodes once its aliases
 are expanded (a billion-laughs file), a tag other than the plain ones (``!!python/object``, ``!!binary``,
-``!custom``: nothing is constructed from them), and a key that is a list or a mapping.
+``!custom``: nothing is constructed from them), and a key that is a list or a mapping; :func:`construct`
+refuses an integer longer than Python converts (``sys.get_int_max_str_digits()``), at its line.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any
 
 import yaml
@@ -50,6 +52,20 @@ class YaoLoader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        """PyYAML's integer, or a refusal at its line for one longer than Python converts
+        (``sys.get_int_max_str_digits()``; ``int`` would raise a bare ``ValueError``)."""
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:
+            digits = sum(char.isdigit() for char in node.value)
+            raise YAMLRefused(None, None, f"an integer of {digits} digits is over the "
+                              f"{sys.get_int_max_str_digits()}-digit limit (sys.get_int_max_str_digits()); "
+                              f"refusing it", node.start_mark) from None
+
+
+YaoLoader.add_constructor(_CORE + "int", YaoLoader.construct_yaml_int)
 
 YaoLoader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp")]
