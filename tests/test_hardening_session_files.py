@@ -223,9 +223,9 @@ def test_a_file_that_holds_another_context_is_refused_by_name(tmp_path):
 
 
 def test_two_names_a_file_system_folds_together_are_refused(tmp_path):
-    """On a case-insensitive file system `Team` and `team` are one file; a symlink plays that here."""
+    """On a case-insensitive file system `Team` and `team` are one file; a hard link plays that here."""
     Context([user("upper")], id="Team", dir=tmp_path).save()
-    (tmp_path / "team.jsonl").symlink_to(tmp_path / "Team.jsonl")
+    os.link(tmp_path / "Team.jsonl", tmp_path / "team.jsonl")
     refused(r"holds context id 'Team', not this one \(context id 'team'\)",
             Context([user("lower")], id="team", dir=tmp_path).save)
     assert Context.load(tmp_path / "Team.jsonl").messages() == [user("upper")]
@@ -239,15 +239,73 @@ def test_a_file_that_is_not_a_session_file_is_not_written_into(tmp_path):
     assert path.read_bytes() == b'{"some": "other tool"}\n'
 
 
-def test_a_symlink_to_a_session_file_is_followed(tmp_path):
+def test_a_symlink_to_a_session_file_is_read_but_never_written_through(tmp_path):
+    """Issue 21: save refuses any symlink at the session path; load still reads through one."""
     real = Context([user("a")], id="real", dir=tmp_path / "store")
     real.save()
+    before = real.path.read_bytes()
     link = tmp_path / "link.jsonl"
     link.symlink_to(real.path)
     loaded = Context.load(link)
+    assert loaded.messages() == [user("a")]
     loaded.append(user("b", n=1))
-    loaded.save()
-    assert Context.load(real.path).messages() == [user("a"), user("b", n=1)] and link.is_symlink()
+    refused(rf"Context.save: {re.escape(str(link))} is a symlink \(to '{re.escape(str(real.path))}'\); refusing to "
+            r"write through a symlink this process did not create \(to keep the session elsewhere, give that folder",
+            loaded.save)
+    assert real.path.read_bytes() == before and link.is_symlink()
+    moved = Context(loaded.messages(), id="real", dir=real.path.parent)  # the way the message points to
+    moved.save()
+    assert Context.load(real.path).messages() == [user("a"), user("b", n=1)]
+
+
+@pytest.mark.parametrize("target", ["empty", "other", "dangling"])
+def test_a_planted_symlink_at_a_session_path_is_refused(tmp_path, target):
+    """A `<id>.jsonl` planted as a symlink to a foreign file (empty: the first save writes whole into it)."""
+    foreign = tmp_path / "foreign.txt"
+    if target != "dangling":
+        foreign.write_bytes(b"" if target == "empty" else b"precious\n")
+        os.chmod(foreign, 0o600)
+    store_dir = tmp_path / "store"
+    store_dir.mkdir()
+    (store_dir / "victim.jsonl").symlink_to(foreign)
+    refused(r"victim.jsonl is a symlink \(to '.*foreign.txt'\); refusing to write through",
+            Context([user("x")], id="victim", dir=store_dir).save)
+    assert (foreign.read_bytes() == (b"" if target == "empty" else b"precious\n")) if target != "dangling" \
+        else not foreign.exists()
+    assert (store_dir / "victim.jsonl").is_symlink() and not list(store_dir.glob(".agentctx-*"))
+
+
+def test_a_symlink_planted_between_the_check_and_the_open_is_refused_by_o_nofollow(tmp_path, monkeypatch):
+    """The stat check and the open are two steps: a symlink put in place between them is not followed."""
+    foreign = tmp_path / "foreign.txt"
+    foreign.write_bytes(b"")
+    path = tmp_path / "store" / "race.jsonl"
+    check = store._check_regular
+
+    def check_then_plant(where, what, *, creating):
+        check(where, what, creating=creating)
+        if creating and not where.is_symlink():
+            where.symlink_to(foreign)
+
+    monkeypatch.setattr(store, "_check_regular", check_then_plant)
+    refused(r"race.jsonl is a symlink \(to '.*foreign.txt'\); refusing to write through",
+            Context([user("x")], id="race", dir=path.parent).save)
+    assert foreign.read_bytes() == b""
+
+
+def test_a_saved_file_replaced_by_a_symlink_is_not_rewritten_through_it(tmp_path):
+    """The rewrite-whole path (file replaced since the last save) used to resolve the symlink and replace
+    its target; now the symlink is refused before anything is written."""
+    context = Context([user("a")], id="swap", dir=tmp_path / "store")
+    context.save()
+    foreign = tmp_path / "foreign.jsonl"
+    foreign.write_bytes(context.path.read_bytes())
+    context.path.unlink()
+    context.path.symlink_to(foreign)
+    before = foreign.read_bytes()
+    context.append(user("b", n=1))
+    refused(r"swap.jsonl is a symlink .*refusing to write through", context.save)
+    assert foreign.read_bytes() == before and context.path.is_symlink()
 
 
 # -- only regular files, refused before anything blocks ---------------------------------------------
@@ -292,9 +350,9 @@ def test_fifos_devices_directories_and_symlinks_to_them_are_refused_at_once(tmp_
         "load to-dir.jsonl": "which is a directory, not a regular file",
         "load /dev/zero": "Context.load: /dev/zero is a character device, not a regular file",
         "load /dev/null": "Context.load: /dev/null is a character device, not a regular file",
-        "save fifo": "Context.save: ", "save zero": "is a symlink to /dev/zero, which is a character device",
-        "save dir": "dir.jsonl is a directory", "save to-fifo": "which is a FIFO (named pipe)",
-        "save to-dir": "which is a directory", "save dangling": "which does not exist; refusing to create a file",
+        "save fifo": "Context.save: ", "save zero": "zero.jsonl is a symlink (to '/dev/zero'); refusing to write",
+        "save dir": "dir.jsonl is a directory", "save to-fifo": "to-fifo.jsonl is a symlink (to ",
+        "save to-dir": "to-dir.jsonl is a symlink (to ", "save dangling": "dangling.jsonl is a symlink (to ",
     }
     assert set(results) == set(expected), out
     for probe, fragment in expected.items():

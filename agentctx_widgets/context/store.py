@@ -31,8 +31,11 @@ with a newline. The first save of a context that was not loaded from an existing
 
 What may be opened, read and written (each refusal is a ``SessionFileError``, a ``ValueError``):
 
-- only regular files (or symlinks to them): a FIFO, a device, a socket, a directory is refused by
-  ``stat`` before it is opened, and every open is ``O_NONBLOCK`` and checked again with ``fstat``;
+- only regular files (``load`` follows a symlink to one): a FIFO, a device, a socket, a directory is
+  refused by ``stat`` before it is opened, and every open is ``O_NONBLOCK`` and checked again with ``fstat``;
+- ``save`` never writes through a symlink (dangling or not, planted before or during the save): it is
+  refused naming the path, the open is ``O_NOFOLLOW`` and a rewrite's temporary file is a ``mkstemp``
+  file beside the session file, renamed over its name;
 - a line over ``MAX_LINE_BYTES`` or nested deeper than ``MAX_DEPTH``, or with a key twice in one
   object, is refused by ``load`` naming the line (and the context the file holds); lines are read one
   at a time, at most ``MAX_LINE_BYTES`` + 1 bytes each; ``save`` refuses to write such a line;
@@ -471,7 +474,7 @@ class Context:
             os.fsync(fd)
             self._state = _FileState.of(fd)
         else:  # a new file put in its place atomically, so a crash leaves the old one or the new one
-            real = Path(os.path.realpath(path))
+            real = path  # never a symlink: _open_locked opened it O_NOFOLLOW; os.replace replaces the name
             tmp_fd, tmp_name = tempfile.mkstemp(prefix=".agentctx-", suffix=".tmp", dir=real.parent)
             try:
                 if fcntl is not None:
@@ -577,14 +580,23 @@ def _refusal(what: str, path: Path, mode: int) -> SessionFileError:
     return SessionFileError(f"{what}: {path} is {kind}, not a regular file; refusing to open it")
 
 
+def _symlink_refusal(what: str, path: Path) -> SessionFileError:
+    try:
+        target = f" (to {os.readlink(path)!r})"
+    except OSError:
+        target = ""
+    return SessionFileError(f"{what}: {path} is a symlink{target}; refusing to write through a symlink this "
+                            f"process did not create (to keep the session elsewhere, give that folder as dir=)")
+
+
 def _check_regular(path: Path, what: str, *, creating: bool) -> None:
-    """Refuse anything but a regular file (or a symlink to one) by ``stat``, before it is opened."""
+    """Refuse anything but a regular file by ``stat``, before it is opened; to read (``creating`` false) a
+    symlink to a regular file is followed, to write (``creating``) any symlink at ``path`` is refused."""
+    if creating and os.path.islink(path):
+        raise _symlink_refusal(what, path)
     try:
         info = os.stat(path)
     except FileNotFoundError:
-        if os.path.islink(path) and creating:
-            raise SessionFileError(f"{what}: {path} is a symlink to {os.readlink(path)!r}, which does not exist; "
-                                   f"refusing to create a file through it") from None
         if creating:
             return
         raise
@@ -597,16 +609,20 @@ def _open_locked(path: Path, what: str, *, write: bool) -> tuple[int, os.stat_re
 
     The path is checked with ``stat`` before the open and the descriptor with ``fstat`` after it (the
     path may change in between); after the lock is granted the path must still name the locked file
-    (a save may have put a new file in its place meanwhile), otherwise the open is retried.
+    (a save may have put a new file in its place meanwhile), otherwise the open is retried. To write,
+    the open is ``O_NOFOLLOW`` (a symlink planted after the check is refused too, not followed) and the
+    path is compared with ``lstat``.
     """
     deadline = time.monotonic() + LOCK_TIMEOUT
     flags = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    flags |= (os.O_RDWR | os.O_APPEND | os.O_CREAT) if write else os.O_RDONLY
+    flags |= (os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)) if write else os.O_RDONLY
     while True:
         _check_regular(path, what, creating=write)
         try:
             fd = os.open(path, flags, 0o644)
         except OSError as error:
+            if write and (error.errno == errno.ELOOP or os.path.islink(path)):
+                raise _symlink_refusal(what, path) from None
             if error.errno in _NOT_REGULAR_ERRNOS:
                 raise SessionFileError(f"{what}: {path} is not a regular file ({error.strerror}); "
                                        f"refusing to open it") from None
@@ -617,7 +633,7 @@ def _open_locked(path: Path, what: str, *, write: bool) -> tuple[int, os.stat_re
                 raise _refusal(what, path, info.st_mode)
             _flock(fd, deadline, path, what, exclusive=write)
             try:
-                current = os.stat(path)
+                current = os.lstat(path) if write else os.stat(path)
             except FileNotFoundError:
                 current = None
             if current is not None and (current.st_dev, current.st_ino) == (info.st_dev, info.st_ino):
