@@ -343,6 +343,42 @@ def test_a_settled_document_fetches_no_remote_image_until_a_click():
         assert link.attrs["rel"] == "noopener noreferrer nofollow"
 
 
+REMOTE_MEDIA_URLS = ["http://127.0.0.1:9/leak.mp4", "https://e.com/v.mp4", "HTTP://E.COM/V.MP4", "//e.com/v.mp4"]
+
+
+def test_a_settled_document_fetches_no_remote_audio_video_or_thumbnail():
+    """Issue 21, the static twin of the live view's click-to-load media: an audio/video source or a video
+    thumbnail that is http(s) or protocol-relative is never a src/poster, whatever remote_media says; an
+    http(s) source is a link (it loads on a click), a protocol-relative one is refused as text."""
+    from agentctx_widgets.widget.document import TurnPart
+
+    messages = [
+        {"id": f"{kind}-{i}", "type": kind, "props": {"url": url, "thumbnail": url if kind == "video" else None}}
+        for i, url in enumerate(REMOTE_MEDIA_URLS) for kind in ("audio", "video")
+    ] + [{"id": "thumb-only", "type": "video",
+          "props": {"url": "data:video/mp4;base64,AAAA", "thumbnail": "https://e.com/t.jpg"}}]
+    state = {"order": [m["id"] for m in messages], "messages": {m["id"]: m for m in messages}}
+    for markup in (render([], messages), render([], messages, remote_media=True), to_html([], messages),
+                   TurnPart(title="t", context=[], outputs=state).html()):
+        tree = parse(markup)
+        assert tree.find_all("audio") == tree.find_all("video") == tree.find_all("source") == []
+        fetching = [(n.tag, name, value) for n in tree.iter() for name, value in n.attrs.items()
+                    if name in ("src", "poster", "srcset", "background", "data") and value and "e.com" in value.lower()
+                    or name in ("src", "poster") and value and "127.0.0.1" in value]
+        assert fetching == []
+        outs = {n.attrs["data-output-id"]: n for n in tree.find_all("div", "actxd-out")}
+        for i, url in enumerate(REMOTE_MEDIA_URLS):
+            for kind in ("audio", "video"):
+                out = outs[f"{kind}-{i}"]
+                if url.startswith("//"):
+                    assert out.find_all("a") == [] and url in out.find("div", "actxd-blocked-url").text()
+                else:
+                    link = out.find("a", "actxd-media-link")
+                    assert link.attrs["href"] == url and link.attrs["rel"] == "noopener noreferrer nofollow"
+        assert "https://e.com/t.jpg" not in markup
+        assert "inline video does not play" in outs["thumb-only"].text()
+
+
 def test_output_accepts_an_output_its_state_and_names_refused_messages():
     out = Output()
     out.send({"id": "m", "type": "text", "props": {"content": "from Output"}})

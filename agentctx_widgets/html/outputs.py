@@ -30,8 +30,9 @@ __all__ = ["EXECUTE_RENDERERS", "OUTPUT_RENDERERS", "Options", "format_duration"
 @dataclass(frozen=True, slots=True)
 class Options:
     remote_media: bool = False
-    """Hook-sent ``image`` messages with an http(s) URL load it (a notebook cell, as the live view
-    does); otherwise they are links (a standalone page fetches nothing)."""
+    """Hook-sent ``image`` messages with an http(s) URL load it (an opt-in: the live view waits for a
+    click); otherwise they are links (a standalone page fetches nothing). Audio and video are links
+    either way, and a video's ``thumbnail`` is never loaded (issue 21)."""
     replies: frozenset[str] = frozenset()
     """``reply_keys`` of the assistant messages shown beside: an output repeating one is one line."""
 
@@ -164,6 +165,8 @@ def _image(message: dict, options: Options) -> str:
 
 
 def _media(kind: str) -> Renderer:
+    """An http(s) source is a link, loaded only on a click (no <audio>/<video>, no poster): the static
+    twin of the live view's click-to-load player; anything else is shown as text."""
     verb = {"audio": "▶ Audio", "video": "▶ Video"}[kind]
 
     def render(message: dict, options: Options) -> str:
