@@ -7,8 +7,9 @@ of its hooks and events, its error texts, what it sends to the client.
   a sub-agent's request) through :meth:`StopSignal.on_stop`.
 - :func:`stream_reply`: one model call: the stream opened and always closed (``aclose`` on an
   interrupt or an error too), each event folded into the assembler, the ``start`` / ``done`` facts
-  kept, ``reply_cut_off`` reported, an ``error`` event raised as :class:`ModelError`, the usage
-  finalized. :func:`add_usage` sums a turn's calls.
+  kept, ``reply_cut_off`` reported, an ``error`` event raised as :class:`ModelError`, more tool calls
+  than ``models.limits.MAX_TOOL_CALLS`` refused (every model: a replay, a scripted or a custom one), the
+  usage finalized. :func:`add_usage` sums a turn's calls.
 - :func:`call_tool`: one tool call: looked up, its arguments checked, run as user code
   (:func:`.caller.call_user_code`); what went wrong is returned, for each lifecycle to word.
 - :func:`as_user_message`: a turn's user input as a Context message.
@@ -25,12 +26,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..context import create_assembler, finalize_usage, usage_add, user_message
-from ..models import ModelError
+from ..models import ModelError, limits
 from ..models.answer import call_facts
+from ..models.openai_shapes import from_view_message
 from ..models.stream_events import is_async, opened, stopped
 from ..models.tools import Tool
 from .caller import call_user_code, cancel_task, run_on_worker
-from .openai_shapes import from_view_message
 
 __all__ = ["Reply", "StopSignal", "ToolCall", "add_usage", "as_user_message", "call_tool", "run_until_stopped",
            "stream_reply"]
@@ -99,29 +100,60 @@ async def stream_reply(model: Any, messages: list[dict], options: dict | None, *
                        assembler: Any = None) -> Reply:
     """Stream one model call into ``assembler`` (a fresh one unless given: a caller that shows the partial
     message on an interrupt passes its own). Raises :class:`ModelError` for an ``error`` event (or an
-    assembled error), ``CancelledError`` when ``stop`` is set between events; the stream is closed either way."""
+    assembled error), ``CancelledError`` when ``stop`` is set between events; the stream is closed either way.
+    A reply with more than ``models.limits.MAX_TOOL_CALLS`` tool calls raises ``RESPONSE_TOO_LARGE`` before
+    any of them runs (counted as they stream, and in the assembled message for a snapshot)."""
     assembler = assembler if assembler is not None else create_assembler()
     meta: dict[str, Any] = {}
+    calls = _ToolCalls(type(model).__name__)
     async with opened(model.stream(messages, options=options)) as events:
         if is_async(events):
             async for event in events:
-                _step(assembler, event, meta, report, on_event)
+                _step(assembler, event, meta, report, on_event, calls)
                 if stop is not None and stop.is_set():
                     raise stopped()
         else:
             for event in events:
                 if stop is not None and stop.is_set():  # a sync stream can only stop between events
                     raise stopped()
-                _step(assembler, event, meta, report, on_event)
+                _step(assembler, event, meta, report, on_event, calls)
     message = assembler.message()
     if "error" in message:
         raise ModelError.from_event_error(message["error"])
+    content = message.get("content")
+    calls.check(sum(1 for block in content if isinstance(block, dict) and block.get("type") == "toolCall")
+                if isinstance(content, list) else 0)
     return Reply(message, finalize_usage(assembler.usage, messages, message), meta)
 
 
-def _step(assembler: Any, event: Any, meta: dict, report: Report | None, on_event: OnEvent | None) -> None:
+class _ToolCalls:
+    """The tool calls of one reply, by content index, refused past ``limits.MAX_TOOL_CALLS`` (read at each
+    check, so a test may lower it); the SDK connectors stop at the same number earlier, in the stream."""
+
+    EVENTS = frozenset({"tool_call_start", "tool_call_delta", "tool_call_end"})
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.indexes: set[int] = set()
+
+    def see(self, event: dict) -> None:
+        self.indexes.add(event["contentIndex"])
+        self.check(len(self.indexes))
+
+    def check(self, count: int) -> None:
+        cap = limits.MAX_TOOL_CALLS
+        if count > cap:
+            raise ModelError(f"the model's reply has more than {cap} tool calls (models.limits.MAX_TOOL_CALLS, "
+                             f"for every model; this one is a {self.model}); the call was stopped and none of "
+                             "them ran", code="RESPONSE_TOO_LARGE")
+
+
+def _step(assembler: Any, event: Any, meta: dict, report: Report | None, on_event: OnEvent | None,
+          calls: _ToolCalls) -> None:
     assembler.consume(event)
     kind = event.get("type") if isinstance(event, dict) else None
+    if kind in calls.EVENTS:  # contentIndex checked by consume
+        calls.see(event)
     if kind == "start":
         for key in ("model", "provider", "rateLimits"):
             if event.get(key):
