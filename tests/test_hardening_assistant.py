@@ -302,6 +302,60 @@ def test_a_5000_digit_string_and_a_4300_digit_integer_still_load(assistant):
     assert loaded.locales["en"] == loaded.locales["zh"] == {"a": HUGE, "n": int("7" * 4300)}
 
 
+# -- walked folders symlinked out ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A folder beside the app that looks like an assistant's own: modules, a locale, a preset, an asset."""
+    folder = tmp_path / "elsewhere"
+    write(folder, {"index.ts": f"export function Create() {{ return {{ secret: {SECRET!r} }} }}\n",
+                   "en.yml": f"secret: {SECRET}\n", "p.yml": f"- role: system\n  content: {SECRET}\n",
+                   "a.md": SECRET})
+    return folder
+
+
+@pytest.mark.parametrize("name", ["src", "locales", "prompts"])
+def test_a_walked_folder_symlinked_outside_is_refused_naming_it(assistant, outside, name):
+    (assistant / name).symlink_to(outside, target_is_directory=True)
+    with pytest.raises(AssistantLoadError) as info:
+        load_assistant(assistant)
+    assert (info.value.file, info.value.line, info.value.reason) == (
+        assistant / name, None, f"is a symlink to {outside}, which is outside {assistant}; an assistant reads "
+                                f"only its own files")
+
+
+def test_an_assets_folder_symlinked_outside_is_refused_at_the_line_that_uses_it(assistant, outside):
+    (assistant / "assets").symlink_to(outside, target_is_directory=True)
+    write(assistant, {"prompts.yml": "- role: system\n  content: |\n    @assets/a.md\n"})
+    with pytest.raises(AssistantLoadError) as info:
+        load_assistant(assistant)
+    assert (info.value.file, info.value.line, info.value.reason) == (
+        assistant / "prompts.yml", 3, f"@assets/a.md: {assistant / 'assets'}: is a symlink to {outside}, which is "
+                                      f"outside {assistant}; an assistant reads only its own files")
+
+
+def test_load_ts_module_set_refuses_a_src_symlinked_outside_its_assistant(assistant, outside):
+    (assistant / "src").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(TypeScriptLoadError) as info:
+        load_ts_module_set(assistant / "src")
+    assert str(info.value) == (f"src: is a symlink to {outside}, which is outside {assistant}; an assistant reads "
+                               f"only its own files")
+
+
+def test_walked_folders_symlinked_inside_the_assistant_still_load(assistant, outside):
+    for name, file in (("src", "index.ts"), ("locales", "en.yml"), ("prompts", "p.yml"), ("assets", "a.md")):
+        (assistant / "shared" / name).mkdir(parents=True)
+        shutil.copy(outside / file, assistant / "shared" / name / file)
+        (assistant / name).symlink_to(Path("shared") / name, target_is_directory=True)
+    write(assistant, {"prompts.yml": "- role: system\n  content: |\n    @assets/a.md\n"})
+    loaded = load_assistant(assistant)
+    assert loaded.locales["en"] == {"secret": SECRET} and loaded.prompt_presets["p"][0]["content"][0]["text"] == SECRET
+    assert loaded.script == assistant / "src" / "index.ts" and SECRET in loaded.prompts[0]["content"][0]["text"]
+    hooks = load_ts_module_set(assistant / "src")
+    hooks.close()
+
+
 # -- src/ ---------------------------------------------------------------------------------------------------
 
 

@@ -80,6 +80,21 @@ def _resolved(file: Path) -> Path:
         raise AssistantLoadError("is a symlink loop (or passes through one); refusing to read it", file=file) from None
 
 
+def walked_folder(directory: Path, name: str) -> Path | None:
+    """``directory / name`` when it is a directory (``src``, ``locales``, ``prompts``, ``assets``), ``None``
+    when there is none; refused, naming it, when it resolves (a symlink) outside ``directory``: its files
+    would all be another directory's. (``rglob`` does not follow a symlinked folder inside it, and every
+    file read is confined by :func:`read_text` again.)"""
+    folder = directory / name
+    if not folder.is_dir():
+        return None
+    real = _resolved(folder)
+    if not real.is_relative_to(directory.resolve()):
+        raise AssistantLoadError(f"is a symlink to {real}, which is outside {directory}; an assistant reads only "
+                                 f"its own files", file=folder)
+    return folder
+
+
 def _present(file: Path) -> bool:
     """Whether something is at ``file`` (a dangling symlink or a FIFO too: read_text says what it is)."""
     return file.exists() or file.is_symlink()
@@ -114,6 +129,10 @@ def prompts_file(file: Path, root: Path, diagnostics: list[dict]) -> list[dict]:
     budget = [MAX_ASSET_BYTES]
 
     def read_asset(name: str, line: int) -> str | None:
+        try:
+            walked_folder(root, "assets")
+        except AssistantLoadError as error:
+            raise AssistantLoadError(f"@assets/{name}: {error}", file=file, line=line) from None
         asset = root / "assets" / name
         if not _present(asset):
             try:
@@ -217,8 +236,8 @@ def _prompt_message(item: Any, line_of: Callable[[str], int], file: Path, where:
 
 def prompt_presets(directory: Path, diagnostics: list[dict]) -> dict[str, list[dict]]:
     """``prompts/**.yml|yaml`` → preset key (the path dotted, no extension) → messages."""
-    folder = directory / "prompts"
-    if not folder.is_dir():
+    folder = walked_folder(directory, "prompts")
+    if folder is None:
         return {}
     presets = {}
     for file in sorted(folder.rglob("*")):
@@ -233,8 +252,8 @@ def prompt_presets(directory: Path, diagnostics: list[dict]) -> dict[str, list[d
 
 def read_locales(directory: Path) -> dict[str, dict]:
     """``locales/**`` → code (file name lower-cased, extension dropped; ``i18n.go:143-155``) → messages."""
-    folder = directory / "locales"
-    if not folder.is_dir():
+    folder = walked_folder(directory, "locales")
+    if folder is None:
         return {}
     found: dict[str, dict] = {}
     for file in sorted(folder.rglob("*")):
@@ -279,8 +298,8 @@ def _locale_file(file: Path, directory: Path) -> dict:
 
 def find_scripts(directory: Path, diagnostics: list[dict]) -> tuple[Path | None, str | None, dict[str, Path]]:
     """The hook script ``src/index.ts|js`` and the other scripts (``scripts.go:53-124``)."""
-    src = directory / "src"
-    if not src.is_dir():
+    src = walked_folder(directory, "src")
+    if src is None:
         return None, None, {}
     for file in sorted(src.rglob("*")):  # a FIFO or device index.ts is refused, not taken for "no script"
         if file.suffix in (".ts", ".js") and not file.is_dir() and not file.is_file():

@@ -143,9 +143,18 @@ MAX_SOURCES_BYTES = 16 * 1024 * 1024
 def _read_sources(src_dir: Path) -> dict[str, str]:
     """Every ``.ts`` / ``.js`` file under ``src_dir`` (not ``.d.ts``), by its path relative to it: regular
     files only (a FIFO or ``/dev/zero`` is refused before it is opened), each at most ``MAX_SOURCE_BYTES``,
-    at most ``MAX_SOURCES`` of them and ``MAX_SOURCES_BYTES`` together."""
+    at most ``MAX_SOURCES`` of them and ``MAX_SOURCES_BYTES`` together. ``src_dir``'s parent is the
+    assistant: a ``src_dir`` that resolves outside it (a symlink) is refused, naming it; a file or folder
+    inside symlinked out of ``src_dir`` is not a module (``rglob`` does not enter a symlinked folder)."""
     sources: dict[str, str] = {}
-    root = src_dir.resolve()
+    try:
+        root = src_dir.resolve()
+    except (RuntimeError, OSError):
+        raise TypeScriptLoadError("is a symlink loop; refusing to read it", file=src_dir.name) from None
+    assistant = src_dir.absolute().parent.resolve()
+    if not root.is_relative_to(assistant):  # src/ itself a symlink out: its modules are not the assistant's
+        raise TypeScriptLoadError(f"is a symlink to {root}, which is outside {assistant}; an assistant reads "
+                                  f"only its own files", file=src_dir.name)
     total = 0
     for path in sorted(src_dir.rglob("*")):
         if path.suffix not in MODULE_SUFFIXES or path.name.endswith(".d.ts"):
