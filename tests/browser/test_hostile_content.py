@@ -4,6 +4,10 @@ Every payload of tests/vectors/xss_payloads.json (and every hostile URL) goes in
 field of context messages, the pending message, the header and output messages. Then: nothing ran
 (a trap on window.__actx_pwned, dialogs, console errors), nothing was fetched from anywhere but the
 JupyterLab server (every request recorded), and text fields still show the payload as text.
+
+REMOTE_URLS add http(s) and protocol-relative URLs (issue 21): a remote image, audio or video source or
+video thumbnail is a click-to-load button, so none of them is fetched before a click; then a click on
+one video, one audio and one image does send its request (the guard sees media fetches).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from agentctx_widgets import Context, ContextView, Output
 
 corpus = json.load(open(CORPUS_PATH))
 P = corpus["payloads"]
-U = corpus["urls"]
+U = corpus["urls"] + REMOTE_URLS
 ALL = P + U          # every hostile string; URL fields get the same list (payloads are hostile URLs too)
 B64 = base64.b64encode(b"hostile").decode()
 
@@ -78,6 +82,14 @@ seqs = [v.state()["seq"] for v in (ctx_view, err_view, out_view)]
 display(ctx_view, err_view, out_view)
 '''
 
+# Remote URLs (issue 21): each points at the corpus's unserved port, so a fetch shows in the request log.
+# Three, so the error view's 3 entries per string (80 strings) still fit its window of 240 rendered entries.
+REMOTE_URLS = [
+    "http://127.0.0.1:9/leak.http-media",
+    "https://127.0.0.1:9/leak.https-media",
+    "//127.0.0.1:9/leak.protocol-relative",
+]
+
 # Fields per payload. Context (18): user text, binary filename, binary mimetype, thinking, text,
 # toolCall name, string arguments, object arguments, toolCall callId, tool result text, error message,
 # retry, error string, record type, record fields, header name, pending text, pending thinking.
@@ -129,9 +141,10 @@ def seen(locator) -> str:
 
 def test_the_whole_corpus_in_every_field_runs_nothing_and_fetches_nothing(lab):
     data = corpus()
-    everything = data["payloads"] + data["urls"]
+    everything = data["payloads"] + data["urls"] + REMOTE_URLS
     guard = PageGuard(lab.page, lab.server.base_url)
-    write_notebook(lab.server.root, "hostile_all.ipynb", [f"CORPUS_PATH = {str(CORPUS_PATH)!r}\n" + BUILD])
+    write_notebook(lab.server.root, "hostile_all.ipynb",
+                   [f"CORPUS_PATH = {str(CORPUS_PATH)!r}\nREMOTE_URLS = {REMOTE_URLS!r}\n" + BUILD])
     lab.open("hostile_all.ipynb")
     lab.run_all()
     seqs = lab.kernel_json("seqs")
@@ -191,3 +204,25 @@ def test_the_whole_corpus_in_every_field_runs_nothing_and_fetches_nothing(lab):
     print(f"hostile corpus: {len(everything)} strings x {FIELDS} fields; {len(guard.requests)} requests, "
           f"all to the server; console errors (unrelated): {len(guard.console_errors)}")
     lab.screenshot("hostile_outputs", f"{VIEW} >> nth=2")
+
+    # ---- remote media wait for a click (issue 21); a click does fetch
+    first = len(everything) - len(REMOTE_URLS)
+    for offset, url in enumerate(REMOTE_URLS):
+        for kind in ("img", "audio", "video"):
+            placeholder = out_view.locator(f"[data-output-id={kind}-{first + offset}] [data-testid=actx-remote-img]")
+            assert placeholder.count() == (0 if url.startswith("//") else 1), (kind, url)
+    video = out_view.locator(f"[data-output-id=video-{first}]")
+    for theme in ("JupyterLab Dark", "JupyterLab Light"):
+        lab.set_theme(theme)
+        video.scroll_into_view_if_needed()
+        lab.screenshot(f"hostile_click_to_load_video_{theme.split()[-1].lower()}", f"{VIEW} >> nth=2 >> [data-output-id=video-{first}]")
+    assert guard.foreign_requests() == []
+    clicked = []
+    for kind, tag, offset in (("video", "video", 0), ("audio", "audio", 1), ("img", "img", 0)):
+        url = REMOTE_URLS[offset]
+        output = out_view.locator(f"[data-output-id={kind}-{first + offset}]")
+        with lab.page.expect_request(lambda request, url=url: request.url == url, timeout=60_000):
+            output.locator("[data-testid=actx-remote-img]").click()
+        assert output.locator(tag).count() == 1, kind
+        clicked.append(url)
+    assert set(guard.foreign_requests()) <= set(clicked), guard.foreign_requests()
