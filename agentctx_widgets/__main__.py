@@ -55,12 +55,14 @@ def _load(session: str):
             context = Context.load(path)
         except (OSError, ValueError) as exc:  # SessionFileError is a ValueError
             raise _Fail(str(exc).replace("Context.load: ", "")) from None
-    skipped = [str(w.message).replace("Context.load: ", "") for w in caught if issubclass(w.category, RuntimeWarning)]
+    caught = [w for w in caught if issubclass(w.category, RuntimeWarning)]  # at most MAX_REPORTED_LINES + 1
+    skipped = [str(w.message).replace("Context.load: ", "") for w in caught]
+    total = sum(getattr(w.message, "lines", 1) for w in caught)
     if skipped and len(context) == 0:
         raise _Fail(f"{session}: no valid line in the file, not a session file ({skipped[0]})")
     if skipped:
-        names = "; ".join(skipped[:_SHOWN_SKIPS]) + ("; …" if len(skipped) > _SHOWN_SKIPS else "")
-        print(f"agentctx: export: skipped {len(skipped)} unreadable line{'s' if len(skipped) != 1 else ''}: {names}",
+        names = "; ".join(skipped[:_SHOWN_SKIPS]) + ("; …" if total > _SHOWN_SKIPS else "")
+        print(f"agentctx: export: skipped {total} unreadable line{'s' if total != 1 else ''}: {names}",
               file=sys.stderr)
     return context
 

@@ -22,15 +22,23 @@ if TYPE_CHECKING:
     from .hooks import TurnResult
     from .widget import ContextView
 
-__all__ = ["UnreadableSessionError", "load_session", "run", "show", "usage"]
+__all__ = ["SkippedLines", "UnreadableSessionError", "load_session", "run", "show", "usage"]
 
 
 class UnreadableSessionError(ValueError):
     """A session file with no readable line (a binary file, another format)."""
 
 
-def load_session(path: str | os.PathLike) -> tuple[Context, list[str]]:
-    """``(context, skipped)``: a session file as a Context and the reasons of the lines it skipped.
+class SkippedLines(list):
+    """The reasons ``load_session`` reports for skipped lines: the first ``MAX_REPORTED_LINES`` one by one,
+    then one entry counting the rest; ``total`` is how many lines were skipped in all."""
+
+    total: int = 0
+
+
+def load_session(path: str | os.PathLike) -> tuple[Context, SkippedLines]:
+    """``(context, skipped)``: a session file as a Context and the reasons of the lines it skipped (at most
+    ``MAX_REPORTED_LINES`` + 1 of them, whatever the file holds; ``skipped.total`` counts them all).
 
     Raises ``FileNotFoundError`` for a missing file and ``UnreadableSessionError`` for a file with no readable line
     (a binary file, another format): an empty context would hide that.
@@ -41,9 +49,10 @@ def load_session(path: str | os.PathLike) -> tuple[Context, list[str]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         context = Context.load(file)
-    skipped = [str(warning.message).removeprefix("Context.load: ") for warning in caught]
+    skipped = SkippedLines(str(warning.message).removeprefix("Context.load: ") for warning in caught)
+    skipped.total = sum(getattr(warning.message, "lines", 1) for warning in caught)
     if skipped and len(context) == 0:
-        raise UnreadableSessionError(f"{file.name} has no readable line ({len(skipped)} skipped; first: {skipped[0]})")
+        raise UnreadableSessionError(f"{file.name} has no readable line ({skipped.total} skipped; first: {skipped[0]})")
     return context, skipped
 
 
@@ -54,8 +63,8 @@ def context_of(value: Any) -> tuple[Context, str | None]:
     if isinstance(value, (str, os.PathLike)):
         context, skipped = load_session(value)
         if skipped:
-            first = "; ".join(skipped[:3]) + ("; …" if len(skipped) > 3 else "")
-            warnings.warn(f"skipped {len(skipped)} unreadable line{'s' * (len(skipped) != 1)} of "
+            first = "; ".join(skipped[:3]) + ("; …" if skipped.total > 3 else "")
+            warnings.warn(f"skipped {skipped.total} unreadable line{'s' * (skipped.total != 1)} of "
                           f"{Path(value).name}: {first}", RuntimeWarning, stacklevel=3)
         return context, Path(value).name
     if isinstance(value, Iterable) and not isinstance(value, (bytes, dict)):

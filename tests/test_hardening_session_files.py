@@ -682,3 +682,55 @@ def test_a_first_save_killed_inside_the_header_is_rewritten(tmp_path):
     with pytest.warns(RuntimeWarning, match=r"holds only a header cut short"):
         ctx.save()
     assert_whole(ctx)
+
+
+# -- many bad lines: reported in bounded memory (issue 21) ---------------------------------------------
+
+BAD_LINES_CHILD = """
+import json, time, warnings
+from agentctx_widgets.context.store import MAX_REPORTED_LINES
+path, via = sys.argv[2], sys.argv[3]
+started = time.monotonic()
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    if via == "notebook":
+        from agentctx_widgets.notebook import load_session
+        context, skipped = load_session(path)
+        reported, total = list(skipped), skipped.total
+    else:
+        context = Context.load(path)
+        reported = [str(w.message) for w in caught]
+        total = sum(w.message.lines for w in caught)
+with open("/proc/self/status") as status:  # VmHWM: this image's own peak (ru_maxrss keeps the forked parent's)
+    peak_kb = next(int(row.split()[1]) for row in status if row.startswith("VmHWM:"))
+print(json.dumps({"entries": len(context), "reported": reported, "total": total,
+                  "seconds": time.monotonic() - started, "peak_mb": peak_kb / 1024}))
+"""
+
+
+@pytest.mark.parametrize("via", ["load", "notebook"])
+def test_two_hundred_thousand_bad_lines_are_counted_not_kept(tmp_path, via):
+    """Before: one warning kept per bad line, 200,000 `x` lines (400 KB) peaked at 114 MB in 7.4 s."""
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(orjson.dumps(header("c1", "bad")) + b"\n" + orjson.dumps(user("kept")) + b"\n"
+                     + b"x\n" * 200_000)
+    out, seconds = run_child(BAD_LINES_CHILD, path, via, memory_mb=1024, timeout=120)
+    result = json.loads(out)
+    assert result["entries"] == 1 and result["total"] == 200_000
+    reported = result["reported"]
+    assert len(reported) == store.MAX_REPORTED_LINES + 1 == 21
+    assert all(re.search(rf"bad.jsonl line {n + 3} is not valid JSON; skipped$", line)
+               for n, line in enumerate(reported[:-1])), reported[:3]
+    assert reported[-1].endswith("bad.jsonl: 199980 more bad lines skipped (lines 23–200002; 200000 in all)")
+    assert result["peak_mb"] < 80, result  # the child's own peak RSS, interpreter and imports included (≈ 40 MB)
+    print(f"200,000 bad lines via {via}: {result['seconds']:.2f} s, peak RSS {result['peak_mb']:.0f} MB")
+
+
+def test_a_few_bad_lines_are_each_named_and_no_count_is_added(tmp_path):
+    path = tmp_path / "few.jsonl"
+    path.write_bytes(orjson.dumps(header("c1", "few")) + b"\n" + b"x\n" * store.MAX_REPORTED_LINES)
+    _, caught = load_with_warnings(path)
+    assert [type(w.message) for w in caught] == [store.SkippedLinesWarning] * store.MAX_REPORTED_LINES
+    assert all(w.message.lines == 1 and f"line {n + 2} is not valid JSON" in str(w.message)
+               for n, w in enumerate(caught))
+    assert all(w.filename == __file__ for w in caught)  # attributed to the caller of Context.load

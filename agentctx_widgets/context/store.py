@@ -25,7 +25,8 @@ already written (journaled as they happen, so their cost does not depend on the 
 the entries appended since. Edits made to message dicts outside these methods are not seen; use
 ``replace()``. One ``save()`` is one ``write`` of whole lines, then ``flush`` and ``os.fsync``, so a
 crash can only cut the last save short. ``Context.load`` skips a line that does not parse (a cut last
-line, say) with a ``RuntimeWarning`` naming its line number, and ``save()`` first ends such a cut line
+line, say) with a ``SkippedLinesWarning`` (a ``RuntimeWarning``) naming its line number (the first
+``MAX_REPORTED_LINES`` bad lines; the rest are counted in one last warning), and ``save()`` first ends such a cut line
 with a newline. The first save of a context that was not loaded from an existing file starts with a
 ``context.truncate`` to 0, so the file always loads as this context.
 
@@ -80,8 +81,8 @@ try:
 except ImportError:  # no advisory locks (Windows): saves go unlocked
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["LOCK_TIMEOUT", "MAX_DEPTH", "MAX_LINE_BYTES", "MAX_STEM_BYTES", "Context", "SessionFileError",
-           "file_stem"]
+__all__ = ["LOCK_TIMEOUT", "MAX_DEPTH", "MAX_LINE_BYTES", "MAX_REPORTED_LINES", "MAX_STEM_BYTES", "Context",
+           "SessionFileError", "SkippedLinesWarning", "file_stem"]
 
 HEADER_TYPE = "context"
 _CONTROL_PREFIX = "context."
@@ -94,6 +95,8 @@ MAX_DEPTH = 200
 LOCK_TIMEOUT = 10.0
 #: A file stem longer than this (bytes, after escaping) is shortened and ends in a hash.
 MAX_STEM_BYTES = 200
+#: ``load`` warns for this many skipped lines one by one; the rest are counted in one last warning.
+MAX_REPORTED_LINES = 20
 
 _READ_BUFFER = 1 << 20
 _HEADER_SCAN_BYTES = 1 << 20  # how much of line 1 save() reads to learn whose file it is
@@ -106,6 +109,16 @@ _NOT_REGULAR_ERRNOS = (errno.ENXIO, errno.EISDIR, errno.ELOOP, errno.EAGAIN, err
 class SessionFileError(ValueError):
     """A session file that ``Context`` refuses to open, read or write; the message names the file, the
     reason, and for a refused line its number."""
+
+
+class SkippedLinesWarning(RuntimeWarning):
+    """Lines ``Context.load`` skipped: one line named, or (the last warning) the count of the rest.
+
+    ``lines`` is how many skipped lines this warning stands for, so the total is the sum over them."""
+
+    def __init__(self, message: str, lines: int = 1) -> None:
+        super().__init__(message)
+        self.lines = lines
 
 
 def _check_index(index: Any, length: int, what: str) -> int:
@@ -502,7 +515,8 @@ class Context:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Context:
-        """Rebuild a context from its session file; unreadable lines are skipped with a warning.
+        """Rebuild a context from its session file; unreadable lines are skipped with a warning
+        (a ``SkippedLinesWarning``: the first ``MAX_REPORTED_LINES`` one by one, the rest counted in one).
 
         Raises ``SessionFileError`` for a path that is not a regular file (checked before it is opened)
         and for a refused line (over ``MAX_LINE_BYTES``, nested deeper than ``MAX_DEPTH``, or with a key
@@ -809,6 +823,7 @@ def _read_session(stream: Any, path: Path) -> tuple[list, dict, int]:
     header: dict = {}
     consumed = 0
     number = 0
+    skips = _Skips(path)
     while True:
         raw = stream.readline(MAX_LINE_BYTES + 1)
         if not raw:
@@ -829,13 +844,36 @@ def _read_session(stream: Any, path: Path) -> tuple[list, dict, int]:
             raise SessionFileError(f"Context.load: {path}{_held(header)} line {number} {refused}; "
                                    f"refusing to load it") from None
         except orjson.JSONDecodeError:
-            reason = "was cut short" if cut else "is not valid JSON"
-            warnings.warn(f"Context.load: {path} line {number} {reason}; skipped", RuntimeWarning, stacklevel=3)
+            skips.skip(number, "was cut short" if cut else "is not valid JSON")
             continue
         problem = _apply_line(entries, line, header, number)
         if problem:
-            warnings.warn(f"Context.load: {path} line {number} {problem}; skipped", RuntimeWarning, stacklevel=3)
+            skips.skip(number, problem)
+    skips.close()
     return entries, header, consumed
+
+
+class _Skips:
+    """The warnings for skipped lines: the first ``MAX_REPORTED_LINES`` one by one, then one count of the
+    rest (with their first and last line numbers), so a file of bad lines costs no memory per line."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.count, self.first, self.last = path, 0, 0, 0
+
+    def skip(self, number: int, reason: str) -> None:
+        self.count += 1
+        if self.count <= MAX_REPORTED_LINES:
+            warnings.warn(SkippedLinesWarning(f"Context.load: {self.path} line {number} {reason}; skipped"),
+                          stacklevel=4)
+        else:
+            self.first, self.last = self.first or number, number
+
+    def close(self) -> None:
+        rest = self.count - MAX_REPORTED_LINES
+        if rest > 0:
+            warnings.warn(SkippedLinesWarning(
+                f"Context.load: {self.path}: {rest} more bad line{'s' * (rest != 1)} skipped "
+                f"(lines {self.first}–{self.last}; {self.count} in all)", lines=rest), stacklevel=4)
 
 
 def _held(header: dict) -> str:
