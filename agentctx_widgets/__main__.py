@@ -8,14 +8,17 @@ summary line naming the first few.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import warnings
 from pathlib import Path
 
-from .context.safe_write import UnsafeFileError, write_atomic
+import orjson
+
+from .context.safe_write import UnsafeFileError, read_regular, write_atomic
 
 _SHOWN_SKIPS = 3
+#: The largest ``--outputs`` file read (bytes), refused by its size before reading.
+MAX_OUTPUTS_BYTES = 64 * 1024 * 1024
 
 
 class _Fail(Exception):
@@ -68,15 +71,27 @@ def _load(session: str):
 
 
 def _outputs(path: str | None):
+    """The ``--outputs`` file's JSON: a regular file only (a FIFO or a device is refused, never waited on),
+    at most ``MAX_OUTPUTS_BYTES``, nested at most ``MAX_DEPTH`` deep; each refusal names the file."""
     if path is None:
         return None
+    from .context.store import MAX_DEPTH, _too_deep
+
     try:
-        with open(path, "rb") as stream:
-            return json.loads(stream.read())
+        raw = read_regular(path, "--outputs", MAX_OUTPUTS_BYTES)
+    except UnsafeFileError as exc:
+        raise _Fail(str(exc)) from None
     except OSError as exc:
-        raise _Fail(f"{path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise _Fail(f"{path}: not JSON ({exc})") from None
+        raise _Fail(f"--outputs: {path}: {exc.strerror or exc}") from None
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        if "recursion" in str(exc) or "depth" in str(exc):
+            raise _Fail(f"--outputs: {path} nests deeper than {MAX_DEPTH} levels; refusing it") from None
+        raise _Fail(f"--outputs: {path} is not JSON ({exc})") from None
+    if _too_deep(raw):
+        raise _Fail(f"--outputs: {path} nests deeper than {MAX_DEPTH} levels; refusing it")
+    return value
 
 
 def _export(args: argparse.Namespace) -> int:
