@@ -76,6 +76,14 @@ def strip_jsonc(text: str) -> str:
     return "".join(out)
 
 
+def _string_end(text: str, quote: int) -> int:
+    """The offset of the quote that closes the JSON string opened at ``quote`` (``len(text)`` if none)."""
+    i, n = quote + 1, len(text)
+    while i < n and not (text[i] == '"' and _unescaped(text, i)):
+        i += 1
+    return i
+
+
 def _unescaped(text: str, quote: int) -> bool:
     """Whether the quote at ``quote`` is preceded by an even number of backslashes."""
     backslashes = 0
@@ -146,9 +154,7 @@ def _first_long_digits(text: str) -> int:
     i, n = 0, len(text)
     while i < n:
         if text[i] == '"':
-            i += 1
-            while i < n and not (text[i] == '"' and _unescaped(text, i)):
-                i += 1
+            i = _string_end(text, i)
         elif text[i].isdigit():
             end = i
             while end < n and text[end].isdigit():
@@ -170,9 +176,7 @@ def check_depth(text: str) -> None:
     while i < n:
         char = text[i]
         if char == '"':
-            i += 1
-            while i < n and not (text[i] == '"' and _unescaped(text, i)):
-                i += 1
+            i = _string_end(text, i)
         elif char in "[{":
             depth += 1
             if depth > MAX_DEPTH:
@@ -188,9 +192,7 @@ def _first_outside_strings(text: str, token: str) -> int:
     i, n = 0, len(text)
     while i < n:
         if text[i] == '"':
-            i += 1
-            while i < n and not (text[i] == '"' and _unescaped(text, i)):
-                i += 1
+            i = _string_end(text, i)
         elif text.startswith(token, i):
             return i
         i += 1
