@@ -72,10 +72,10 @@ def _load(session: str):
 
 def _outputs(path: str | None):
     """The ``--outputs`` file's JSON: a regular file only (a FIFO or a device is refused, never waited on),
-    at most ``MAX_OUTPUTS_BYTES``, nested at most ``MAX_DEPTH`` deep; each refusal names the file."""
+    at most ``MAX_OUTPUTS_BYTES``, nested at most the store's ``MAX_DEPTH`` deep; each refusal names the file."""
     if path is None:
         return None
-    from .context.store import MAX_DEPTH, _too_deep
+    from .context.store import RefusedJSON, decode_json
 
     try:
         raw = read_regular(path, "--outputs", MAX_OUTPUTS_BYTES)
@@ -84,14 +84,11 @@ def _outputs(path: str | None):
     except OSError as exc:
         raise _Fail(f"--outputs: {path}: {exc.strerror or exc}") from None
     try:
-        value = orjson.loads(raw)
+        return decode_json(raw)  # the session store's checks: depth, a key twice
+    except RefusedJSON as exc:
+        raise _Fail(f"--outputs: {path} {exc}; refusing it") from None
     except orjson.JSONDecodeError as exc:
-        if "recursion" in str(exc) or "depth" in str(exc):
-            raise _Fail(f"--outputs: {path} nests deeper than {MAX_DEPTH} levels; refusing it") from None
         raise _Fail(f"--outputs: {path} is not JSON ({exc})") from None
-    if _too_deep(raw):
-        raise _Fail(f"--outputs: {path} nests deeper than {MAX_DEPTH} levels; refusing it")
-    return value
 
 
 def _export(args: argparse.Namespace) -> int:

@@ -69,7 +69,7 @@ def test_a_file_over_the_cap_is_refused_by_its_size_before_reading(session, tmp_
 def test_a_deep_file_is_refused_naming_it_not_a_recursion_error(session, tmp_path, depth):
     deep = tmp_path / "deep.json"
     deep.write_bytes(b"[" * depth + b"]" * depth)
-    refused(session, deep, "nests deeper than 200 levels; refusing it")
+    refused(session, deep, "nests deeper than 200 levels (MAX_DEPTH); refusing it")
 
 
 def test_missing_and_not_json_name_the_file(session, tmp_path):

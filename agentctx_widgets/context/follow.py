@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 
-from .store import MAX_LINE_BYTES, Context, _decode, _Refused, _refusal
+from .store import MAX_LINE_BYTES, Context, RefusedJSON, _refusal, decode_json
 from .validate import has_content, has_error, is_record, validate_message
 
 __all__ = ["SessionFollower", "check_followable", "diagnostic"]
@@ -264,8 +264,8 @@ class SessionFollower:
         if not raw.strip():
             return
         try:
-            line = _decode(raw)
-        except _Refused as refused:
+            line = decode_json(raw)
+        except RefusedJSON as refused:
             self._report_bad(found, number, str(refused))
             return
         except orjson.JSONDecodeError:

@@ -457,8 +457,8 @@ class Context:
         value = None
         if end != -1 or len(first) == size:
             try:
-                value = _decode(line)
-            except (_Refused, orjson.JSONDecodeError):
+                value = decode_json(line)
+            except (RefusedJSON, orjson.JSONDecodeError):
                 value = None
         if isinstance(value, dict) and value.get("type") == HEADER_TYPE:
             their_id, their_name = _header_field(value, "id"), _header_field(value, "name")
@@ -735,7 +735,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 # -- reading and writing lines ------------------------------------------------------------------
 
-class _Refused(Exception):
+class RefusedJSON(Exception):
     """A line the session format refuses (too deep, a key twice); the message says why."""
 
 
@@ -761,7 +761,7 @@ _STEP = [0] * 256
 _STEP[ord("[")], _STEP[ord("]")] = 1, -1
 
 
-def _too_deep(raw: bytes) -> bool:
+def too_deep(raw: bytes) -> bool:
     """Whether the valid JSON text ``raw`` nests arrays and objects more than ``MAX_DEPTH`` deep.
 
     Linear and in C loops: the brackets outside strings, as +1/-1, and the highest running sum."""
@@ -771,20 +771,20 @@ def _too_deep(raw: bytes) -> bool:
     return max(accumulate(map(_STEP.__getitem__, shape)), default=0) > MAX_DEPTH
 
 
-def _decode(raw: bytes) -> Any:
-    """One line's JSON value; ``orjson.JSONDecodeError`` when it is not JSON, ``_Refused`` when it nests
+def decode_json(raw: bytes) -> Any:
+    """One line's JSON value; ``orjson.JSONDecodeError`` when it is not JSON, ``RefusedJSON`` when it nests
     deeper than ``MAX_DEPTH`` or an object in it has a key twice (which value counts would depend on the
     reader: orjson and JavaScript keep the last, others the first)."""
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as error:
         if "depth limit" in str(error):
-            raise _Refused(f"nests deeper than {MAX_DEPTH} levels (MAX_DEPTH)") from None
+            raise RefusedJSON(f"nests deeper than {MAX_DEPTH} levels (MAX_DEPTH)") from None
         raise
     if not isinstance(value, (dict, list)):
         return value
-    if _too_deep(raw):
-        raise _Refused(f"nests deeper than {MAX_DEPTH} levels (MAX_DEPTH)")
+    if too_deep(raw):
+        raise RefusedJSON(f"nests deeper than {MAX_DEPTH} levels (MAX_DEPTH)")
     try:  # what orjson itself wrote (every line save() writes) re-encodes to the same bytes: no key twice
         same = orjson.dumps(value) == raw.strip()
     except orjson.JSONEncodeError:
@@ -793,7 +793,7 @@ def _decode(raw: bytes) -> Any:
         try:
             json.loads(raw, object_pairs_hook=_no_duplicates)
         except _DuplicateKey as duplicate:
-            raise _Refused(f"has the key {duplicate.args[0]!r} twice in one object, which readers resolve "
+            raise RefusedJSON(f"has the key {duplicate.args[0]!r} twice in one object, which readers resolve "
                            f"differently") from None
         except ValueError:
             pass  # orjson read it; the json module's own opinion of it does not matter
@@ -808,7 +808,7 @@ def _encode(lines: list[tuple[str, dict]]) -> bytes:
         if len(data) > MAX_LINE_BYTES:
             raise SessionFileError(f"Context.save: {label} is {len(data)} bytes as a line, over the "
                                    f"{MAX_LINE_BYTES}-byte limit (MAX_LINE_BYTES); nothing written")
-        if _too_deep(data):
+        if too_deep(data):
             raise SessionFileError(f"Context.save: {label} nests deeper than {MAX_DEPTH} levels as a line "
                                    f"(MAX_DEPTH); nothing written")
         chunks.append(data)
@@ -839,8 +839,8 @@ def _read_session(stream: Any, path: Path) -> tuple[list, dict, int]:
         if not raw.strip():
             continue
         try:
-            line = _decode(raw)
-        except _Refused as refused:
+            line = decode_json(raw)
+        except RefusedJSON as refused:
             raise SessionFileError(f"Context.load: {path}{_held(header)} line {number} {refused}; "
                                    f"refusing to load it") from None
         except orjson.JSONDecodeError:

@@ -48,7 +48,7 @@ import orjson
 
 from ..context import is_record
 from ..context.safe_write import open_append, open_regular
-from ..context.store import _decode, _Refused  # the session store's line checks: depth, keys twice
+from ..context.store import RefusedJSON, decode_json  # the session store's line checks: depth, keys twice
 from .protocol import ModelError
 from .stream_events import events_of
 
@@ -258,8 +258,8 @@ class ReplayModel:
             return None
         where = f"ReplayModel: {self.path} line {number}"
         try:
-            entry = _decode(raw)
-        except _Refused as refused:
+            entry = decode_json(raw)
+        except RefusedJSON as refused:
             raise ReplayFileError(f"{where} {refused}; refusing the file") from None
         except orjson.JSONDecodeError as error:
             warnings.warn(f"ReplayModel: {self.path.name} line {number} is not JSON ({error}); skipped",
@@ -330,8 +330,8 @@ def _refusal(line: bytes) -> str | None:
     if len(line) > MAX_LINE_BYTES:
         return f"is {len(line)} bytes, over the {MAX_LINE_BYTES}-byte limit (MAX_LINE_BYTES)"
     try:
-        _decode(line)
-    except _Refused as refused:
+        decode_json(line)
+    except RefusedJSON as refused:
         return str(refused)
     return None
 

@@ -21,7 +21,7 @@ import re
 import sys
 from typing import Any
 
-from ..context.store import MAX_DEPTH, _too_deep  # the session store's linear depth check
+from ..context.store import MAX_DEPTH, too_deep  # the session store's linear depth check
 
 __all__ = ["MAX_DEPTH", "JSONCError", "check_depth", "loads_json", "loads_jsonc", "strip_jsonc"]
 
@@ -170,7 +170,7 @@ def _first_long_digits(text: str) -> int:
 def check_depth(text: str) -> None:
     """Raise :class:`JSONCError` at the first bracket nested deeper than ``MAX_DEPTH`` (checked before
     parsing, in linear time, so a 100,000-deep file is a clear error and not a ``RecursionError``)."""
-    if not _too_deep(text.encode("utf-8", "surrogatepass")):
+    if not too_deep(text.encode("utf-8", "surrogatepass")):
         return
     depth, i, n = 0, 0, len(text)
     while i < n:
