@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import warnings
 from pathlib import Path
 
 import orjson
 
 from .context.safe_write import UnsafeFileError, read_regular, write_atomic
 
-_SHOWN_SKIPS = 3
 #: The largest ``--outputs`` file read (bytes), refused by its size before reading.
 MAX_OUTPUTS_BYTES = 64 * 1024 * 1024
 
@@ -45,28 +43,21 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _load(session: str):
-    from .context import Context
+    from .notebook import UnreadableSessionError, load_session
 
     path = Path(session)
-    if not path.exists():
-        raise _Fail(f"{session}: no such file")
     if path.is_file() and path.stat().st_size == 0:
         raise _Fail(f"{session}: the file is empty, not a session file")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", RuntimeWarning)
-        try:
-            context = Context.load(path)
-        except (OSError, ValueError) as exc:  # SessionFileError is a ValueError
-            raise _Fail(str(exc).replace("Context.load: ", "")) from None
-    caught = [w for w in caught if issubclass(w.category, RuntimeWarning)]  # at most MAX_REPORTED_LINES + 1
-    skipped = [str(w.message).replace("Context.load: ", "") for w in caught]
-    total = sum(getattr(w.message, "lines", 1) for w in caught)
-    if skipped and len(context) == 0:
-        raise _Fail(f"{session}: no valid line in the file, not a session file ({skipped[0]})")
+    try:
+        context, skipped = load_session(path)
+    except FileNotFoundError:
+        raise _Fail(f"{session}: no such file") from None
+    except UnreadableSessionError as exc:
+        raise _Fail(f"{session}: no valid line in the file, not a session file ({exc})") from None
+    except (OSError, ValueError) as exc:  # SessionFileError is a ValueError
+        raise _Fail(str(exc).replace("Context.load: ", "")) from None
     if skipped:
-        names = "; ".join(skipped[:_SHOWN_SKIPS]) + ("; …" if total > _SHOWN_SKIPS else "")
-        print(f"agentctx: export: skipped {total} unreadable line{'s' if total != 1 else ''}: {names}",
-              file=sys.stderr)
+        print(f"agentctx: export: {skipped.summary()}", file=sys.stderr)
     return context
 
 

@@ -166,9 +166,7 @@ class AgentContextMagics(Magics):
         except (OSError, ValueError, TypeError) as error:
             raise MagicError(f"{what}: cannot read {Path(path).name}: {error}") from None
         if skipped:  # one summary line naming the first few, not one line per bad line
-            first = "; ".join(skipped[:3]) + ("; …" if len(skipped) > 3 else "")
-            _report(f"{what}: skipped {len(skipped)} unreadable line{'s' * (len(skipped) != 1)} of "
-                    f"{Path(path).name}: {first}")
+            _report(f"{what}: {skipped.summary(Path(path).name)}")
         return context
 
     def _context_from(self, token: str, what: str) -> tuple[Any, str]:

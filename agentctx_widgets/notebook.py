@@ -35,6 +35,11 @@ class SkippedLines(list):
 
     total: int = 0
 
+    def summary(self, of: str | None = None, shown: int = 3) -> str:
+        """``skipped 5 unreadable lines[ of NAME]: first; second; third; …``: one line for the user."""
+        first = "; ".join(self[:shown]) + ("; …" if self.total > shown else "")
+        return f"skipped {self.total} unreadable line{'s' * (self.total != 1)}{f' of {of}' if of else ''}: {first}"
+
 
 def load_session(path: str | os.PathLike) -> tuple[Context, SkippedLines]:
     """``(context, skipped)``: a session file as a Context and the reasons of the lines it skipped (at most
@@ -63,9 +68,7 @@ def context_of(value: Any) -> tuple[Context, str | None]:
     if isinstance(value, (str, os.PathLike)):
         context, skipped = load_session(value)
         if skipped:
-            first = "; ".join(skipped[:3]) + ("; …" if skipped.total > 3 else "")
-            warnings.warn(f"skipped {skipped.total} unreadable line{'s' * (skipped.total != 1)} of "
-                          f"{Path(value).name}: {first}", RuntimeWarning, stacklevel=3)
+            warnings.warn(skipped.summary(Path(value).name), RuntimeWarning, stacklevel=3)
         return context, Path(value).name
     if isinstance(value, Iterable) and not isinstance(value, (bytes, dict)):
         return Context(list(value)), None
