@@ -107,3 +107,10 @@ def test_agentctx_load_of_garbage_is_one_error_and_a_partly_bad_file_one_summary
     assert out.stderr.count("\n") == 1 and out.stderr.startswith("agentctx: load: skipped 5 unreadable lines of partly.jsonl: ")
     assert out.stderr.rstrip().endswith("; …")  # the first three are named, the rest counted
     assert len(shell.user_ns.pop("partly")) == 1
+
+    many = tmp_path / "many.jsonl"  # past the 20 reasons load_session keeps: the count is still every line
+    many.write_text('{"type": 2, "content": [{"type": "text", "text": "hi"}]}\n' + "nope\n" * 500)
+    with capture_output() as out:
+        shell.run_line_magic("agentctx", f"load {many} --as many")
+    assert out.stderr.startswith("agentctx: load: skipped 500 unreadable lines of many.jsonl: ")
+    assert len(shell.user_ns.pop("many")) == 1
