@@ -430,6 +430,23 @@ def test_stream_start_and_end_are_written_in_gos_field_order() -> None:
     assert f"data: {dumps(start)}" in result.client
 
 
+def test_message_start_and_end_are_written_in_gos_field_order() -> None:
+    """``EventMessageStartData`` / ``EventMessageEndData`` / ``EventToolCallInfo`` in declaration order
+    (yao 5a3f9a6a ``agent/output/message/types.go:356-387``), as ``handlers/stream.go:137-170`` and
+    ``:530-541`` send them; ``extra`` is a map. A tool call's start names id, name, index, no arguments."""
+    from agentctx_widgets.yao.go_json import dumps
+
+    model = ScriptedModel([{"tool_calls": [{"id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}}]},
+                           "Sunny."], chunk_size=100)
+    result, _, _ = run("weather?", model=model, tools=[get_weather], assistant=Assistant("tests.tools"))
+    data = [dumps(e["props"]["data"]) for e in result.events if e["props"]["event"] in ("message_start", "message_end")]
+    assert data[0] == ('{"message_id":"M1","type":"tool_call","timestamp":2000,'
+                       '"tool_call":{"id":"call_1","name":"get_weather","index":0}}')
+    assert data[1].startswith('{"message_id":"M1","type":"tool_call","timestamp":') and \
+        '"duration_ms":' in data[1] and data[1].index('"duration_ms"') < data[1].index('"chunk_count"') < \
+        data[1].index('"status":"completed"') < data[1].index('"extra":{"content":')
+
+
 def test_bad_arguments_are_refused_with_the_place() -> None:
     with pytest.raises(TypeError, match=r"run_assistant: unknown keyword\(s\) \['colour'\]"):
         run("x", colour="red")

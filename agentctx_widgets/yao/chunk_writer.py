@@ -8,6 +8,9 @@ from typing import Any
 
 import orjson
 
+from .go_json import GoStruct
+from .wire import message_end_data, message_start_data
+
 
 class ChunkWriter:
     """A model stream as Yao's default handler writes it (``agent/assistant/handlers/stream.go``):
@@ -16,6 +19,7 @@ class ChunkWriter:
     ``extra`` (``:436-557``). A tool call's first chunk merges ``{id, type, index, name, arguments}``, the
     next ones append to ``arguments`` (``:242-334``); its content is the OpenAI delta arrays as the
     handler buffered them. (``yao/output.py`` owns the client forms; this is what the request's order needs.)
+    The events' data are ``yao/wire.py``'s Go structs, so their fields reach the client in Go's order.
 
     ``shared`` is the request's: ``next_id("M" | "C")``, ``now()`` in ms, ``emit(message)`` and
     ``event(name, text, data)``."""
@@ -45,13 +49,13 @@ class ChunkWriter:
         state = {"id": self.shared.next_id("M"), "type": family, "started": self.shared.now(), "buffer": [],
                  "chunks": 0}
         self.open[index] = state
-        data: dict[str, Any] = {"message_id": state["id"], "type": family, "timestamp": state["started"]}
-        if family == "tool_call":
-            state["call"] = {"id": str(event.get("callId", "")), "name": str(event.get("name", "")),
-                             "index": self.calls}
+        tool_call = None
+        if family == "tool_call":  # EventToolCallInfo (types.go:382-387): id, name, index; no arguments yet
+            state["call"] = tool_call = GoStruct(id=str(event.get("callId", "")), name=str(event.get("name", "")),
+                                                 index=self.calls)
             self.calls += 1
-            data["tool_call"] = dict(state["call"])
-        self.shared.event("message_start", "Message started", data)
+        self.shared.event("message_start", "Message started",
+                          message_start_data(state["id"], family, state["started"], tool_call=tool_call))
         if family == "tool_call":  # OpenAI's first tool-call chunk names the call
             call = state["call"]
             first = {"index": call["index"], "id": call["id"], "type": "function",
@@ -86,9 +90,9 @@ class ChunkWriter:
         if state is None:
             return
         now = self.shared.now()
-        self.shared.event("message_end", "Message completed", {
-            "message_id": state["id"], "type": state["type"], "timestamp": now, "duration_ms": now - state["started"],
-            "chunk_count": state["chunks"], "status": "completed", "extra": {"content": "".join(state["buffer"])}})
+        self.shared.event("message_end", "Message completed", message_end_data(
+            state["id"], state["type"], now, "", now - state["started"], state["chunks"],
+            extra={"content": "".join(state["buffer"])}))  # stream.go:530-541
 
     def close_open(self) -> None:
         for index in sorted(self.open):
