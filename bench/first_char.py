@@ -19,8 +19,9 @@ already drawn (``t0 = time.time(); run_turn(ctx, "again", model=model, view=v)``
 
 The baseline, measured the same way and interleaved with it (order alternating): a bare anywidget of a
 few lines (it listens from ``initialize``, so it loses nothing sent before it rendered, and appends each
-message's text to ``textContent``), displayed in the same place and fed the same model's deltas, one
-``send`` per delta, no batching: the least the job can cost. ``--no-prebuilt`` adds a ContextView row
+message's text to ``textContent``), displayed in the same place and fed the same deltas on the same clock
+by a plain loop (no code of ours runs in its cell), one ``send`` per delta, no batching: the least
+the job can cost. ``--no-prebuilt`` adds a ContextView row
 with the prebuilt extension's copy of the front end removed from the page (the loader then decodes and
 imports the bundle from the kernel's FrontEndBundle model, as in a JupyterLab without the extension).
 
@@ -90,18 +91,18 @@ class Bare(anywidget.AnyWidget):
     }};
     '''
 
-def feed(widget, reply_model):
-    '''Stream the model's next reply into the bare widget, one send per text delta.'''
-    for event in reply_model.stream([]):
-        if event["type"] == "text_delta":
-            widget.send({{"text": event["delta"]}})
+def feed(widget, text):
+    '''The same deltas on the same clock as the ScriptedModel, with none of our code: a plain loop.'''
+    for start in range(0, len(text), {CHUNK}):
+        time.sleep({DELAY})
+        widget.send({{"text": text[start:start + {CHUNK}]}})
 """
 
 CELLS = {
     "view": ("t0 = time.time(); v = ContextView(ctx); display(v); run_turn(ctx, 'hi', model=model, view=v)",
              "t0 = time.time(); run_turn(ctx, 'again', model=model, view=v)"),
-    "bare": ("t0 = time.time(); b = Bare(); display(b); feed(b, model)",
-             "t0 = time.time(); feed(b, model)"),
+    "bare": ("t0 = time.time(); b = Bare(); display(b); feed(b, REPLIES[0])",
+             "t0 = time.time(); feed(b, REPLIES[1])"),
 }
 
 # Armed before a measured cell runs: the time of the frame that paints `word` in the text of one of the
