@@ -92,6 +92,11 @@ def test_round_trip_of_an_assistant_message() -> None:
     message = {"type": 3, "id": "a1", "content": [
         {"type": "thinking", "text": "hm"}, {"type": "text", "text": "ok"},
         {"type": "toolCall", "callId": "c1", "name": "f", "arguments": {"a": 1}}]}
+    # OpenAI's assistant message: tool_calls[].function.arguments is a JSON string; thinking and id are
+    # the OpenAI-like extras hooks see (the seed's view of a message)
+    assert to_view_message(message) == {
+        "role": "assistant", "content": "ok", "thinking": "hm", "id": "a1",
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a":1}'}}]}
     assert from_view_message(to_view_message(message)) == message
 
 
