@@ -96,8 +96,15 @@ def test_every_message_type_renders_in_light_and_dark(lab):
     assert json.loads(unknown.locator(".actx-generic pre.actx-json").text_content()) == {"series": [1, 2, 3]}
     assert root.locator(".actx-out[data-output-id=o-text] strong", has_text="markdown").count() == 1
     assert root.locator(".actx-out[data-output-id=o-img] img").count() == 1
-    assert root.locator(".actx-out[data-output-id=o-audio] audio").count() == 1
-    assert root.locator(".actx-out[data-output-id=o-video] video").count() == 1
+    # remote media (https) waits for a click (issue 21: a saved notebook must fetch nothing when opened)
+    for output_id, tag in [("o-audio", "audio"), ("o-video", "video")]:
+        media = root.locator(f".actx-out[data-output-id={output_id}]")
+        assert media.locator(tag).count() == 0, output_id
+        assert media.locator("[data-testid=actx-remote-img]").get_attribute("data-kind") == tag
+    audio = root.locator(".actx-out[data-output-id=o-audio]")
+    audio.locator("[data-testid=actx-remote-img]").click()
+    audio.locator("audio").wait_for(state="attached")
+    assert audio.locator("audio").count() == 1 and audio.locator("[data-testid=actx-remote-img]").count() == 0
     group = root.locator(".actx-group[data-group-id=g1]")
     assert group.locator(".actx-out").count() == 2
 
