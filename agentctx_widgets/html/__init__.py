@@ -91,7 +91,7 @@ def render(context: Any, output: Any = None, *, title: str | None = None, usage:
     ``title`` heads it (default: the context's name); ``usage`` (a usage dict, any provider's spelling)
     adds its counts to the usage line, ``model`` the share of its context window; ``start`` renders
     entries ``start:`` only, after an "N earlier messages" line. ``remote_media=True`` lets ``image``
-    output messages (which hook code sends on purpose) load an http(s) URL, as the live view does; by
+    output messages (which hook code sends on purpose) load an http(s) URL at once (the live view waits for a click); by
     default they are links, which load only on a click (a saved notebook's document fetches nothing when
     it is opened: a hook could plant a beacon there); model- and tool-written URLs are links whatever it says. ``css=False`` leaves out the ``<style>``
     (for fragments placed beside one that has it: the rules are scoped to the same root class).

@@ -14,7 +14,7 @@ The remote-resource policy (DESIGN.md "Front end"), field by field:
 - ``image`` output messages (sent on purpose by hook code): ``data:image/...`` is an ``<img>``; an
   http(s) URL is a link (it loads on a click), in a notebook cell's settled document as in a standalone
   page: a document opened later fetches nothing by itself (issue 21: a hook could plant a beacon in a
-  saved notebook). ``render(remote_media=True)`` makes it an ``<img>``, as the live view shows it.
+  saved notebook). ``render(remote_media=True)`` makes it an ``<img>`` (the live view shows a click-to-load button).
 - ``audio`` / ``video`` output messages: a link to an http(s) URL; anything else is shown as text.
 - Links (Markdown and raw HTML ``<a>``): only ``http:``, ``https:`` and ``mailto:``, with
   ``rel="noopener noreferrer nofollow"`` and ``target="_blank"``.

@@ -26,7 +26,7 @@
  *   [data-testid=actx-outputs]         output list; .actx-out[data-output-id][data-kind] one output message
  *                                      (data-done=true once done); .actx-group[data-group-id] a group box
  *   .actx-md                           a Markdown container (.actx-md-chunk finished parts, .actx-md-tail the rest)
- *   [data-testid=actx-remote-img]      a click-to-load remote image (data-src)
+ *   [data-testid=actx-remote-img]      a click-to-load remote image, audio or video (data-kind; data-src for images)
  *   [data-testid=actx-blocked-url]     a media URL that was refused, shown as text
  *   [data-testid=actx-file]            a file chip (name, type, size)
  */

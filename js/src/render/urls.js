@@ -2,8 +2,8 @@
  * Which URLs a media element may load.
  *
  * Media output messages (`image`, `audio`, `video`) are sent on purpose by hook code, so they may load
- * their URL — but only http(s), `blob:`, and `data:` of their own media kind; an http(s) image waits
- * for a click, as a model-written one does (output-types.js: a view or a saved snapshot opened later
+ * their URL — but only http(s), `blob:`, and `data:` of their own media kind; an http(s) image, audio
+ * or video source, or a video's http(s) thumbnail, waits for a click (click-to-load.js), as a model-written image does (output-types.js: a view or a saved snapshot opened later
  * fetches no image by itself, so a hook cannot plant a beacon in a notebook). Everything else
  * (javascript:, data:text/html, relative paths, other schemes) is refused and shown as text.
  * The checks run on the raw string, so whitespace or control characters before or inside the
