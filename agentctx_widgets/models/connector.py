@@ -317,15 +317,16 @@ class _Answer:
         return chunk
 
     def mark(self, event: dict) -> dict:
-        if event.get("type") == "error":
+        kind = event.get("type")  # read once: this runs for every event of the stream
+        if kind == "error":
             return redacted_event(event, self.target)
-        if event.get("type") == "tool_call_start":
+        if kind == "tool_call_start":
             self._tool_calls += 1
             if self._tool_calls > limits.MAX_TOOL_CALLS:
                 raise ModelError(f"{self.provider}: the server's response started more than {limits.MAX_TOOL_CALLS} "
                                  "tool calls (models.limits.MAX_TOOL_CALLS); the call was stopped and nothing of it "
                                  "was kept", code="RESPONSE_TOO_LARGE", provider=self.provider)
-        if event.get("type") == "done" and self.model is not None and not same_model(self.requested, self.model):
+        if kind == "done" and self.model is not None and not same_model(self.requested, self.model):
             return {**event, "responseModel": self.model}
         return event
 
