@@ -44,6 +44,7 @@ from typing import Any, Protocol
 from ..context import Context, create_assembler
 from ..context.validate import has_content
 from ..models import Model, ModelError
+from ..models.openai_shapes import tool_call_of
 from ..models.tools import Tool, as_tools, result_message
 from ..output import Output, adapter_for
 from .base import Hooks
@@ -51,7 +52,7 @@ from .caller import run_on_worker
 from .checkpoint import ContextCheckpoint
 from .errors import error_dict
 from .hook_context import CTX_FIELDS, HookContext
-from .openai_shapes import from_view, message_from_response, response_of, to_view, tool_call_of
+from .openai_shapes import from_view, message_from_response, response_of, to_view
 from .python_hooks import hooks_from_python
 from .returns import CREATE_FIELDS, CTX_OVERRIDE_FIELDS, MODEL_OPTION_FIELDS, unknown_create_keys
 from .turn_core import Reply, StopSignal, add_usage, as_user_message, call_tool, stream_reply

@@ -52,7 +52,8 @@ from ..context import Context
 from ..hooks.checkpoint import ContextCheckpoint
 from ..hooks.errors import HookError, error_dict
 from ..hooks.hook_context import CTX_FIELDS, HookContext
-from ..hooks.openai_shapes import from_view, from_view_message, response_of, to_view
+from ..hooks.openai_shapes import from_view, response_of, to_view
+from ..models.openai_shapes import from_view_message
 from ..hooks.turn_core import StopSignal, add_usage, as_user_message, call_tool, run_until_stopped, stream_reply
 from ..hooks.turn_result import TurnOutcome
 from ..models import ModelError
