@@ -430,6 +430,8 @@ class AgentContextMagics(Magics):
         print(f"stopped watching {path.name}: {count} message{'s' * (count != 1)}, {watcher.lines_read} "
               f"line{'s' * (watcher.lines_read != 1)} read, {watcher.restarts} restart{'s' * (watcher.restarts != 1)}, "
               f"{watcher.bad_lines} bad line{'s' * (watcher.bad_lines != 1)}")
+        if watcher.error:  # the thread stopped on its own, not on Ctrl-C or a closed view: say why
+            print(f"watcher stopped: {watcher.error}")
 
     def _do_replay(self, args: Any, cell: str | None) -> None:
         from .context import Context, is_record
