@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from agentctx_widgets import create_assembler
+from agentctx_widgets.context import create_assembler
 
 
 def assemble(deltas: list[str]) -> float:

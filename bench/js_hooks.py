@@ -28,7 +28,8 @@ import time
 import types
 from pathlib import Path
 
-from agentctx_widgets import Output, StandardAdapter, hooks_from_js
+from agentctx_widgets import Output, hooks_from_js
+from agentctx_widgets.output import StandardAdapter
 from agentctx_widgets.hooks import HookContext, HookLoadError, HookTimeoutError
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentctx_widgets import Output, OutputMessageError
+from agentctx_widgets import Output
+from agentctx_widgets.output import OutputMessageError
 from agentctx_widgets.output.messages import MAX_DEPTH
 
 

@@ -29,7 +29,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentctx_widgets import Context, is_record, validate_message
+from agentctx_widgets import Context
+from agentctx_widgets.context import is_record, validate_message
 from agentctx_widgets.context import store
 from agentctx_widgets.context.store import MAX_DEPTH, MAX_LINE_BYTES, MAX_STEM_BYTES, SessionFileError, file_stem
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentctx_widgets import finalize_usage, usage_add, usage_normalize
+from agentctx_widgets.context import finalize_usage, usage_add, usage_normalize
 
 COUNTER_KEYS = ["inputTokens", "outputTokens", "totalTokens", "prompt_tokens", "completion_tokens", "total_tokens",
                 "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",

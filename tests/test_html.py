@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 import agentctx_widgets
-from agentctx_widgets import Context, Output, estimate_context_tokens
+from agentctx_widgets import Context, Output
+from agentctx_widgets.context import estimate_context_tokens
 from agentctx_widgets.html import CSP, ROOT_CLASS, render, to_html
 from agentctx_widgets.html import markdown as md
 from agentctx_widgets.html.outputs import OUTPUT_RENDERERS

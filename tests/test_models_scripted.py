@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from agentctx_widgets import create_assembler, validate_response_event
+from agentctx_widgets.context import create_assembler, validate_response_event
 from agentctx_widgets.models import Model, ModelError, ScriptedModel
 
 

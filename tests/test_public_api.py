@@ -21,18 +21,15 @@ SEED_001 = {
 }
 
 
-# name -> the submodule that defines it (every public name outside seed 001, written out by hand)
-OWNERS = {
-    "Output": "agentctx_widgets.output", "OutputMessageError": "agentctx_widgets.output",
-    "DeltaError": "agentctx_widgets.output", "SinkError": "agentctx_widgets.output",
-    "StandardAdapter": "agentctx_widgets.output", "CuiAdapter": "agentctx_widgets.output",
-    "DiagnosticError": "agentctx_widgets.output",
+# The front door (issue 19: what a notebook user types, at most 40 names): name -> the submodule that
+# defines it, written out by hand.
+FRONT_DOOR = {
+    "Context": "agentctx_widgets.context", "user_message": "agentctx_widgets.context",
+    "system_message": "agentctx_widgets.context", "assistant_message": "agentctx_widgets.context",
+    "Output": "agentctx_widgets.output",
     "run_turn": "agentctx_widgets.turns", "run_turn_async": "agentctx_widgets.turns",
     "TurnResult": "agentctx_widgets.hooks", "TurnError": "agentctx_widgets.hooks", "HookContext": "agentctx_widgets.hooks",
-    "HookError": "agentctx_widgets.hooks", "HookLoadError": "agentctx_widgets.hooks",
-    "HookThrewError": "agentctx_widgets.hooks", "HookTimeoutError": "agentctx_widgets.hooks",
-    "HookMemoryError": "agentctx_widgets.hooks", "HookStackOverflowError": "agentctx_widgets.hooks",
-    "HookReturnError": "agentctx_widgets.hooks",
+    "HookError": "agentctx_widgets.hooks",
     "hooks_from_js": "agentctx_widgets.hooks", "hooks_from_python": "agentctx_widgets.hooks",
     "Model": "agentctx_widgets.models", "ModelError": "agentctx_widgets.models",
     "ScriptedModel": "agentctx_widgets.models", "ReplayModel": "agentctx_widgets.models",
@@ -45,28 +42,51 @@ OWNERS = {
     "show": "agentctx_widgets.notebook", "usage": "agentctx_widgets.notebook", "run": "agentctx_widgets.notebook",
 }
 
+# Names the root exported before the front door shrank: still importable from it (not listed), so code
+# written against them keeps working; their home is the subpackage.
+MOVED = {
+    **{name: "agentctx_widgets.output" for name in ("OutputMessageError", "DeltaError", "SinkError",
+                                                    "DiagnosticError", "StandardAdapter", "CuiAdapter")},
+    **{name: "agentctx_widgets.hooks" for name in ("HookLoadError", "HookThrewError", "HookTimeoutError",
+                                                   "HookMemoryError", "HookStackOverflowError", "HookReturnError")},
+}
 
-@pytest.mark.parametrize("name", sorted(OWNERS))
-def test_every_public_name_is_its_modules_own_object(name):
+
+@pytest.mark.parametrize("name", sorted(FRONT_DOOR))
+def test_every_front_door_name_is_its_modules_own_object(name):
     assert name in agentctx_widgets.__all__
-    assert getattr(agentctx_widgets, name) is getattr(importlib.import_module(OWNERS[name]), name)
+    assert getattr(agentctx_widgets, name) is getattr(importlib.import_module(FRONT_DOOR[name]), name)
 
 
-def test_the_front_door_lists_nothing_else():
-    assert set(agentctx_widgets.__all__) == SEED_001 | set(OWNERS) | {"load_ipython_extension", "__version__"}
+def test_the_front_door_is_small_and_lists_nothing_else():
+    assert set(agentctx_widgets.__all__) == set(FRONT_DOOR) | {"load_ipython_extension", "__version__"}
+    assert len(agentctx_widgets.__all__) <= 40
+
+
+@pytest.mark.parametrize("name", sorted(SEED_001 | set(MOVED)))
+def test_seed_and_moved_names_still_resolve_from_the_root_to_the_same_object(name):
+    home = "agentctx_widgets.context" if name in SEED_001 else MOVED[name]
+    assert getattr(agentctx_widgets, name) is getattr(importlib.import_module(home), name)
+
+
+def test_star_import_brings_the_front_door_only():
+    namespace: dict = {}
+    exec("from agentctx_widgets import *", namespace)
+    names = set(namespace) - {"__builtins__"}
+    assert names == set(agentctx_widgets.__all__)
+    assert "word_count" not in names and "HookTimeoutError" not in names
 
 
 def test_every_hook_error_is_a_hook_error_and_model_error_is_not():
-    errors = [getattr(agentctx_widgets, name) for name in OWNERS if name.startswith("Hook") and name.endswith("Error")]
-    assert len(errors) == 7 and all(issubclass(error, agentctx_widgets.HookError) for error in errors)
+    hooks = importlib.import_module("agentctx_widgets.hooks")
+    errors = [getattr(hooks, name) for name in MOVED if name.startswith("Hook")]
+    assert len(errors) == 6 and all(issubclass(error, agentctx_widgets.HookError) for error in errors)
     assert not issubclass(agentctx_widgets.ModelError, agentctx_widgets.HookError)
-
 
 
 def test_context_package_exports_exactly_the_seed_names():
     context = importlib.import_module("agentctx_widgets.context")
     assert set(context.__all__) == SEED_001
-    assert SEED_001 <= set(agentctx_widgets.__all__)
 
 
 def test_unknown_name_is_a_clear_attribute_error():
