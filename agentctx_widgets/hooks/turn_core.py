@@ -9,7 +9,8 @@ of its hooks and events, its error texts, what it sends to the client.
   interrupt or an error too), each event folded into the assembler, the ``start`` / ``done`` facts
   kept, ``reply_cut_off`` reported, an ``error`` event raised as :class:`ModelError`, more tool calls
   than ``models.limits.MAX_TOOL_CALLS`` refused (every model: a replay, a scripted or a custom one), the
-  usage finalized. :func:`add_usage` sums a turn's calls.
+  usage finalized; a custom model's failure redacted of the known keys. :func:`add_usage` sums a turn's
+  calls.
 - :func:`call_tool`: one tool call: looked up, its arguments checked, run as user code
   (:func:`.caller.call_user_code`); what went wrong is returned, for each lifecycle to word.
 - :func:`as_user_message`: a turn's user input as a Context message.
@@ -28,6 +29,9 @@ from typing import Any
 from ..context import create_assembler, finalize_usage, usage_add, user_message
 from ..models import ModelError, limits
 from ..models.answer import call_facts
+from ..models.connector import SdkModel
+from ..models.errors import redacted_failure
+from ..models.hints import Target, model_secrets
 from ..models.openai_shapes import from_view_message
 from ..models.stream_events import is_async, opened, stopped
 from ..models.tools import Tool
@@ -102,7 +106,32 @@ async def stream_reply(model: Any, messages: list[dict], options: dict | None, *
     message on an interrupt passes its own). Raises :class:`ModelError` for an ``error`` event (or an
     assembled error), ``CancelledError`` when ``stop`` is set between events; the stream is closed either way.
     A reply with more than ``models.limits.MAX_TOOL_CALLS`` tool calls raises ``RESPONSE_TOO_LARGE`` before
-    any of them runs (counted as they stream, and in the assembled message for a snapshot)."""
+    any of them runs (counted as they stream, and in the assembled message for a snapshot). A custom
+    model's failure (raised, or an ``error`` event) leaves without the keys it may carry (:func:`_redacted`)."""
+    try:
+        return await _stream_reply(model, messages, options, stop, report, on_event, assembler)
+    except Exception as failure:  # not CancelledError / KeyboardInterrupt: an interrupt carries no text
+        shown = _redacted(model, failure)
+        if shown is failure:
+            raise
+        raise shown from None  # its text showed a key even with its args blanked: replaced, cause hidden
+
+
+def _redacted(model: Any, failure: Exception) -> BaseException:
+    """``failure`` without the secrets of ``models.hints.model_secrets`` (the built-in connectors' key
+    variables, the model's own ``api_key``-like attributes), for every model but the built-in connectors
+    (``SdkModel``), which blank their call's key from every error they raise and every error event already."""
+    if isinstance(model, SdkModel):
+        return failure
+    secrets = model_secrets(model)
+    if not secrets:
+        return failure
+    return redacted_failure(failure, Target(url=None, model=None, base_url=None, provider="", key_env="",
+                                            secrets=secrets))
+
+
+async def _stream_reply(model: Any, messages: list[dict], options: dict | None, stop: StopSignal | None,
+                        report: Report | None, on_event: OnEvent | None, assembler: Any) -> Reply:
     assembler = assembler if assembler is not None else create_assembler()
     meta: dict[str, Any] = {}
     calls = _ToolCalls(type(model).__name__)

@@ -282,6 +282,51 @@ def redacted_event(event: dict, target: Target | None) -> dict:
     return {**event, "error": _redact_all(event.get("error"), target)}
 
 
+def redacted_failure(failure: BaseException, target: Target) -> BaseException:
+    """Any model's failure with ``target``'s secrets blanked out (for a custom model, whose errors no
+    connector redacted): a :class:`ModelError` as :func:`redacted` does; another exception in place — its
+    ``args`` and the usual text attributes, and the same for its causes — so its type, traceback and
+    ``error_dict`` stay. When its text still shows a secret (a ``__str__`` of its own), a ``ModelError`` with
+    the blanked text of ``Type: message`` is returned instead, for the caller to raise."""
+    if not target.secrets:
+        return failure
+    chain: list[BaseException] = []
+    link: BaseException | None = failure
+    while link is not None and len(chain) < 10 and not any(link is seen for seen in chain):
+        chain.append(link)
+        link = link.__cause__ or link.__context__
+    for item in chain:
+        if isinstance(item, ModelError):
+            redacted(item, target)
+            continue
+        try:
+            item.args = tuple(_redact_all(arg, target) for arg in item.args)
+            for name in _TEXT_ATTRIBUTES:
+                value = item.__dict__.get(name) if hasattr(item, "__dict__") else None
+                if isinstance(value, (str, Mapping, list, tuple)):
+                    setattr(item, name, _redact_all(value, target))
+        except Exception:  # noqa: BLE001 - an exception that refuses new args: the check below replaces it
+            pass
+    text = _text(failure)
+    if text is None or target.redact(text) != text:
+        shown = target.redact(f"{type(failure).__name__}: {text or 'an error whose text cannot be read'}")
+        code = getattr(failure, "code", None)
+        return ModelError(shown, code=code if isinstance(code, str) else "MODEL_ERROR")
+    return failure
+
+
+_TEXT_ATTRIBUTES = ("message", "msg", "detail", "body", "reason", "strerror", "filename", "filename2", "hint",
+                    "url", "request_id")
+"""Attributes of an exception that may hold its text (``OSError.strerror``, an SDK error's ``body``)."""
+
+
+def _text(failure: BaseException) -> str | None:
+    try:
+        return str(failure)
+    except Exception:  # noqa: BLE001 - a broken __str__
+        return None
+
+
 def _redact_all(value: Any, target: Target) -> Any:
     if isinstance(value, str):
         return target.redact(value)

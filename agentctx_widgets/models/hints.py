@@ -9,6 +9,7 @@ query and user info, and known secrets are blanked from any text that is shown.
 from __future__ import annotations
 
 import errno
+import inspect
 import os
 import re
 from dataclasses import dataclass
@@ -43,6 +44,45 @@ class Target:
             if secret and len(secret) >= 8:  # real keys are long; "test" must not blank "org-test"
                 text = text.replace(secret, "***")
         return text
+
+
+KEY_ENVS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+"""The environment variables the built-in connectors read their key from (each ``Provider.key_env``): a
+custom model may read them too, so its failures are blanked of their values (:func:`model_secrets`)."""
+
+KEY_ATTRIBUTES = ("api_key", "_api_key", "apikey", "token", "_token", "auth_token", "access_token")
+"""Attributes of a model (or of its ``client``) that may hold the key it was given."""
+
+
+def model_secrets(model: Any) -> tuple[str, ...]:
+    """The secrets a custom model's failure must not show: the values of :data:`KEY_ENVS` and of the model's
+    own key attributes (:data:`KEY_ATTRIBUTES`, on the model, its ``client`` and a wrapped ``model``). Read
+    with ``inspect.getattr_static``: no property runs (a model's ``client`` property may build a client)."""
+    found = [os.environ.get(name) for name in KEY_ENVS]
+    seen: list[Any] = []
+    pending = [model]
+    while pending and len(seen) < 4:
+        item = pending.pop()
+        if item is None or isinstance(item, (str, bytes, int, float)) or any(item is other for other in seen):
+            continue
+        seen.append(item)
+        found.extend(_static(item, name) for name in KEY_ATTRIBUTES)
+        pending.extend(_static(item, name) for name in ("client", "_client", "model", "_model"))
+    unique: dict[str, None] = {}
+    for value in found:
+        if isinstance(value, str) and len(value) >= 8:  # as Target.redact: short values are not keys
+            unique[value] = None
+    return tuple(unique)
+
+
+def _static(item: Any, name: str) -> Any:
+    try:
+        value = inspect.getattr_static(item, name)
+    except AttributeError:
+        return None
+    except Exception:  # noqa: BLE001 - an odd object: nothing read from it
+        return None
+    return value if isinstance(value, str) or not hasattr(value, "__get__") else None  # no descriptors
 
 
 def safe_url(url: Any) -> str | None:
