@@ -33,6 +33,22 @@ class View:
     def write(self, messages): pass
     def set_pending(self, message): self.pending.append(None if message is None else json.loads(json.dumps(message)))
 
+MAIN_THREAD = threading.get_native_id()
+
+def main_thread_sleeps():
+    # True once the main thread is inside the kernel's sleep. A SIGINT sent between time.sleep releasing
+    # the GIL and its clock_nanosleep starting (where the watcher, waiting for the GIL, lands) is taken
+    # before the sleep begins and does not cut it short (CPython's sleep does not check signals first):
+    # the tool would then run its whole 30 s. A real Ctrl-C comes at a random moment; this one must not
+    # depend on the race.
+    task = f"/proc/self/task/{{MAIN_THREAD}}"
+    with open(task + "/wchan") as wchan:
+        where = wchan.read()
+    if where not in ("", "0"):
+        return "nanosleep" in where
+    with open(task + "/syscall") as syscall:  # wchan hidden: clock_nanosleep is 230 on x86_64, 115 on arm64
+        return syscall.read().split()[0] in ("230", "115")
+
 def interrupt_when(ready):
     def watch():
         while not ready():
@@ -123,7 +139,7 @@ def test_interrupting_a_long_python_tool_stops_it_and_commits_no_round():
         model = ScriptedModel([{"tool_calls": [{"id": "c1", "name": "slow_lookup", "arguments": {"query": "x"}}]}, "done"])
         context = Context()
         started = time.monotonic()
-        interrupt_when(running.is_set)
+        interrupt_when(lambda: running.is_set() and main_thread_sleeps())
         outcome = turn(context, "look it up", model=model, tools=[slow_lookup])
         print(json.dumps({**outcome, "stopped_before_the_tool_ended": time.monotonic() - started < 30,
                           "context": context.messages()}))
@@ -238,7 +254,7 @@ def test_interrupting_a_yao_request_in_a_long_tool_stops_it_and_commits_no_round
         model = ScriptedModel([{"tool_calls": [{"id": "c1", "name": "slow_lookup", "arguments": {"query": "x"}}]}, "done"])
         context = Context()
         started = time.monotonic()
-        interrupt_yao_when(running.is_set)
+        interrupt_yao_when(lambda: running.is_set() and main_thread_sleeps())
         outcome = request(context, "look it up", assistant=assistant("t.a"), model=model, tools=[slow_lookup])
         print(json.dumps({**outcome, "stopped_before_the_tool_ended": time.monotonic() - started < 30,
                           "context": context.messages()}))

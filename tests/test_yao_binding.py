@@ -311,7 +311,7 @@ def test_an_endless_onchunk_is_stopped_by_the_time_limit_and_the_next_call_works
         "  });\n"
         "  return null;\n"
         "}\n")
-    hooks = load_ts_module_set(tmp_path, time_limit=0.5)
+    hooks = load_ts_module_set(tmp_path, time_limit=1.5)
     try:
         ctx = current_context(sinks=[], chat_id="c", services={"model": ScriptedModel(["Hello"], chunk_size=5)})
         with pytest.raises(HookTimeoutError) as caught:
