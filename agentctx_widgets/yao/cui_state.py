@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..output.adapters import DONE
 from ..output.delta import apply_message_in_place, new_state
 from ..output.diagnostics import Collector
 from ..output.messages import clone_json
@@ -64,7 +65,7 @@ class CuiState:
     def feed_text(self, text: str) -> None:
         """Feed an SSE stream's text (``data: {...}`` events; ``[DONE]`` and other lines skipped)."""
         for line in text.splitlines():
-            if line.startswith("data: ") and line[6:] != "[DONE]":
+            if line.startswith("data: ") and line[6:] != DONE:
                 self.feed(json.loads(line[6:]))
 
     def write(self, chunks: list[dict[str, Any]]) -> None:
