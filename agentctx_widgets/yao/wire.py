@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..models.openai_shapes import OPENAI_USAGE
 from ..output.messages import METADATA_FIELDS, Metadata
 from .go_json import GoStruct, go_value
 
@@ -216,31 +217,15 @@ def stream_start_data(context_id: str, request_id: str, timestamp: int, chat_id:
     return out
 
 
-USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "total_tokens")
-PROMPT_DETAILS = ("audio_tokens", "cached_tokens")
-COMPLETION_DETAILS = ("accepted_prediction_tokens", "audio_tokens", "reasoning_tokens", "rejected_prediction_tokens")
-
-
-def usage_info(usage: dict[str, Any]) -> GoStruct:
-    """``UsageInfo`` (types.go:296-318): the three counts always, the details only when non-empty."""
-    out = GoStruct((name, int(usage.get(name) or 0)) for name in USAGE_FIELDS)
-    for name, fields in (("prompt_tokens_details", PROMPT_DETAILS),
-                         ("completion_tokens_details", COMPLETION_DETAILS)):
-        details = usage.get(name)
-        if isinstance(details, dict):
-            struct = GoStruct((key, int(details[key])) for key in fields if details.get(key))
-            out[name] = struct  # a non-nil pointer is written, even as {}
-    return out
-
-
 def stream_end_data(request_id: str, context_id: str, trace_id: str, timestamp: int, duration_ms: int,
                     status: str, *, error: str = "", usage: dict | None = None,
                     metadata: dict | None = None) -> GoStruct:
-    """``EventStreamEndData`` (types.go:341-351), as agent.go:733-751 fills it."""
+    """``EventStreamEndData`` (types.go:341-351), as agent.go:733-751 fills it. ``usage`` is the last
+    completion's ``UsageInfo`` (``request_shapes.usage_info``: the three counts; the kit has no details)."""
     out = GoStruct(request_id=request_id, context_id=context_id, trace_id=trace_id, timestamp=timestamp,
                    duration_ms=duration_ms, status=status)
     _put(out, "error", error)
     if usage is not None:
-        out["usage"] = usage_info(usage)
+        out["usage"] = GoStruct((name, int(usage.get(name) or 0)) for name in OPENAI_USAGE)
     _put(out, "metadata", metadata)
     return out
