@@ -9,11 +9,12 @@ sub-agent runs through a callable the runner passes (:data:`AgentRunner`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
 from .trace import Trace
-from .values import BatchMethods, YaoServiceError, json_value, split_on_chunk
+from .values import SKIP, BatchMethods, YaoServiceError, json_value, split_on_chunk
 
 AgentRunner = Callable[[str, list, dict, "Callable[[dict], Any] | None"], dict]
 """``runner(agent_id, messages, options, on_message) -> Response``: runs another assistant.
@@ -82,26 +83,16 @@ class Agent(BatchMethods):
             result["content"] = content
         return result
 
-    def _batch(self, method: str, args: tuple, mode: str) -> list[dict]:
-        if not args:
-            raise YaoServiceError("requires requests array parameter")
-        if not isinstance(args[0], list):
-            raise YaoServiceError("requests must be an array")
-        _, callback = split_on_chunk(args[1] if len(args) >= 2 else None)
-        results: list[dict] = []
-        for index, request in enumerate(args[0]):
-            if not (isinstance(request, dict) and isinstance(request.get("agent"), str)):
-                continue
-            messages = request.get("messages") if isinstance(request.get("messages"), list) else []
-            options = request.get("options") if isinstance(request.get("options"), dict) else {}
-            handler = None
-            if callback is not None:
-                handler = (lambda name, at: lambda msg: callback(name, at, msg))(request["agent"], index)
-            result = self._call(request["agent"], messages, options, handler, batch=True)
-            results.append(result)
-            if mode == "race" or (mode == "any" and "error" not in result):
-                return [result]
-        return results
+    _batch_usage = "requires requests array parameter"
+    _batch_on_chunk = True
+
+    def _request(self, request: Any, index: int, on_chunk: Callable[..., Any] | None) -> Any:
+        if not (isinstance(request, dict) and isinstance(request.get("agent"), str)):
+            return SKIP
+        messages = request.get("messages") if isinstance(request.get("messages"), list) else []
+        options = request.get("options") if isinstance(request.get("options"), dict) else {}
+        handler = None if on_chunk is None else functools.partial(on_chunk, request["agent"], index)
+        return self._call(request["agent"], messages, options, handler, batch=True)
 
 
 def _call_options(options: dict, *, batch: bool) -> dict:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -39,7 +40,7 @@ from ..models.protocol import Model, ModelError
 from ..models.stream_events import Stop, events_of
 from .ids import NextId, counters
 from .request_shapes import completion_response
-from .values import BatchMethods, YaoServiceError, js_int, split_on_chunk
+from .values import SKIP, BatchMethods, YaoServiceError, js_int, split_on_chunk
 
 OnChunk = Callable[[dict], Any]
 Send = Callable[[dict], None]
@@ -122,29 +123,17 @@ class Llm(BatchMethods):
             result["content"] = response["content"]
         return result
 
-    def _batch(self, method: str, args: tuple, mode: str) -> list[dict]:
-        if not args:
-            raise YaoServiceError("requires requests array parameter")
-        if not isinstance(args[0], list):
-            raise YaoServiceError("requests must be an array")
-        _, callback = split_on_chunk(args[1] if len(args) >= 2 else None)
-        results: list[dict] = []
-        for index, request in enumerate(args[0]):
-            if not (isinstance(request, dict) and isinstance(request.get("connector"), str)
-                    and isinstance(request.get("messages"), list)):
-                continue  # Yao skips a request without a connector string and a messages array
-            options = request.get("options") if isinstance(request.get("options"), dict) else {}
-            options = {key: value for key, value in options.items() if key != "onChunk"}
-            handler = None
-            if callback is not None:
-                handler = (lambda name, at: lambda msg: callback(name, at, msg))(request["connector"], index)
-            result = self._stream(request["connector"], request["messages"], options, handler)
-            results.append(result)
-            if mode == "race" or (mode == "any" and "error" not in result):
-                return [result]
-        if mode == "any":
-            return results  # every one failed: all the errors
-        return results
+    _batch_usage = "requires requests array parameter"
+    _batch_on_chunk = True
+
+    def _request(self, request: Any, index: int, on_chunk: Callable[..., Any] | None) -> Any:
+        if not (isinstance(request, dict) and isinstance(request.get("connector"), str)
+                and isinstance(request.get("messages"), list)):
+            return SKIP  # Yao skips a request without a connector string and a messages array
+        options = request.get("options") if isinstance(request.get("options"), dict) else {}
+        options = {key: value for key, value in options.items() if key != "onChunk"}
+        handler = None if on_chunk is None else functools.partial(on_chunk, request["connector"], index)
+        return self._stream(request["connector"], request["messages"], options, handler)
 
 
 class _Run:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .values import BatchMethods, NotAvailableHere, YaoServiceError, js_string, json_value
+from .values import SKIP, BatchMethods, NotAvailableHere, YaoServiceError, js_string, json_value
 
 
 class Mcp(BatchMethods):
@@ -107,25 +107,16 @@ class Mcp(BatchMethods):
         server = js_string(args[0])
         return [self._call(server, name, arguments) for name, arguments in calls]
 
-    def _batch(self, method: str, args: tuple, mode: str) -> list[dict]:
-        if not args:
-            raise YaoServiceError(f"{method} requires requests parameter")
-        if not isinstance(args[0], list):
-            raise YaoServiceError("requests must be an array")
-        results: list[dict] = []
-        for request in args[0]:
-            if not isinstance(request, dict):
-                continue
-            entry: dict[str, Any] = {"mcp": js_string(request.get("mcp", "")), "tool": js_string(request.get("tool", ""))}
-            arguments = request.get("arguments") if isinstance(request.get("arguments"), dict) else {}
-            try:
-                entry["result"] = self._call(entry["mcp"], entry["tool"], arguments)
-            except YaoServiceError as error:
-                entry["error"] = str(error)
-            results.append(entry)
-            if mode == "race" or (mode == "any" and "error" not in entry):
-                return [entry]
-        return results
+    def _request(self, request: Any, index: int, on_chunk: Callable[..., Any] | None) -> Any:
+        if not isinstance(request, dict):
+            return SKIP
+        entry: dict[str, Any] = {"mcp": js_string(request.get("mcp", "")), "tool": js_string(request.get("tool", ""))}
+        arguments = request.get("arguments") if isinstance(request.get("arguments"), dict) else {}
+        try:
+            entry["result"] = self._call(entry["mcp"], entry["tool"], arguments)
+        except YaoServiceError as error:
+            entry["error"] = str(error)
+        return entry
 
     @staticmethod
     def _not_here(method: str, args: tuple, needed: int, usage: str) -> Any:
@@ -182,25 +173,14 @@ class Search(BatchMethods):
                                    "function(query, options))")
         return json_value(handler(query, json_value(options, "invalid options")), f"search {kind} result")
 
-    def _batch(self, method: str, args: tuple, mode: str) -> list:
-        if not args:
-            raise YaoServiceError(f"{method} requires requests parameter")
-        if not isinstance(args[0], list):
-            raise YaoServiceError("requests must be an array")
-        results: list = []
-        for request in args[0]:
-            if not isinstance(request, dict):
-                continue
-            kind, query = request.get("type"), request.get("query")
-            options = {key: value for key, value in request.items() if key not in ("type", "query")}
-            try:
-                if kind not in self.KINDS or not isinstance(query, str):
-                    raise YaoServiceError("invalid search request: type must be web, kb or db and query a string")
-                result = self._run(kind, query, options)
-            except YaoServiceError as error:
-                result = {"type": kind, "query": query, "error": str(error)}
-            results.append(result)
-            failed = isinstance(result, dict) and "error" in result
-            if mode == "race" or (mode == "any" and not failed):
-                return [result]
-        return results
+    def _request(self, request: Any, index: int, on_chunk: Callable[..., Any] | None) -> Any:
+        if not isinstance(request, dict):
+            return SKIP
+        kind, query = request.get("type"), request.get("query")
+        options = {key: value for key, value in request.items() if key not in ("type", "query")}
+        try:
+            if kind not in self.KINDS or not isinstance(query, str):
+                raise YaoServiceError("invalid search request: type must be web, kb or db and query a string")
+            return self._run(kind, query, options)
+        except YaoServiceError as error:
+            return {"type": kind, "query": query, "error": str(error)}

@@ -15,12 +15,39 @@ from typing import Any
 import orjson
 
 
+SKIP: Any = object()
+"""What a member's ``_request`` returns for a batch request Yao skips (an invalid one)."""
+
+
 class BatchMethods:
-    """Yao's ``All`` / ``Any`` / ``Race`` of ``ctx.llm``, ``ctx.agent``, ``ctx.mcp`` and ``ctx.search``: each
-    member runs them through its own ``_batch(method, args, mode)`` (``mode``: all, any, race)."""
+    """Yao's ``All`` / ``Any`` / ``Race`` of ``ctx.llm``, ``ctx.agent``, ``ctx.mcp`` and ``ctx.search``: the
+    requests run one after another (Yao: concurrently), each through the member's own
+    ``_request(request, index, on_chunk)`` (or :data:`SKIP`); ``Any`` returns ``[first result without
+    error]`` or every result, ``Race`` ``[first result]``. ``ctx.llm`` and ``ctx.agent`` take one
+    ``onChunk(name, index, msg)`` in the options after the requests (``_batch_on_chunk``)."""
+
+    _batch_usage = "{method} requires requests parameter"
+    """The error for no requests (``ctx.llm`` and ``ctx.agent`` say ``requires requests array parameter``)."""
+    _batch_on_chunk = False
+
+    def _request(self, request: Any, index: int, on_chunk: Callable[..., Any] | None) -> Any:
+        raise NotImplementedError
 
     def _batch(self, method: str, args: tuple, mode: str) -> list:
-        raise NotImplementedError
+        if not args:
+            raise YaoServiceError(self._batch_usage.format(method=method))
+        if not isinstance(args[0], list):
+            raise YaoServiceError("requests must be an array")
+        on_chunk = split_on_chunk(args[1] if len(args) >= 2 else None)[1] if self._batch_on_chunk else None
+        results: list = []
+        for index, request in enumerate(args[0]):
+            result = self._request(request, index, on_chunk)
+            if result is SKIP:
+                continue
+            results.append(result)
+            if mode == "race" or (mode == "any" and not (isinstance(result, dict) and "error" in result)):
+                return [result]
+        return results
 
     def All(self, *args: Any) -> list:  # noqa: N802 - Yao's method names
         return self._batch("All", args, "all")
