@@ -48,6 +48,7 @@ _EXPORTS: dict[str, str] = {
     "show": "notebook",
     "usage": "notebook",
     "run": "notebook",
+    "diff": "suite",
 }
 
 # Still importable from the root, not listed in ``__all__``: every seed-001 name (DESIGN.md: "every

@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "turns": 4,         # run_turn: picks the seed lifecycle or a Yao assistant's
     "_usage_report": 1,
     "notebook": 5,      # show / usage / run for any front end
+    "suite": 5,         # turn-level diffs of two runs (and issue 22's suites)
     "_magic_args": 5,
     "magics": 6,        # %agentctx
     "nbval_plugin": 6,
