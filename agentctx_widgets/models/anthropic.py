@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 from ..context import MessageType, content_indexer
-from .connector import Provider, SdkModel, sdk_arguments
+from .connector import Provider, SdkModel
 from .convert import (RequestError, is_image, is_native_tool, joined_text, media_type, numbered,
                       split_options, tool_schema)
 from .errors import error_event
@@ -376,11 +376,6 @@ def _end(state: dict) -> dict:
 
 # -- the SDK -----------------------------------------------------------------------------------
 
-def _open(client: Any, request: dict) -> Any:
-    """``messages.with_raw_response.create``, with options the SDK has no parameter for in ``extra_body``."""
-    return client.messages.with_raw_response.create(**sdk_arguments(client.messages.create, request))
-
-
 ANTHROPIC = Provider(
     name=PROVIDER,
     sdk="anthropic",
@@ -390,7 +385,7 @@ ANTHROPIC = Provider(
     client_class="AsyncAnthropic",
     build_request=build_anthropic_request,
     translator=AnthropicTranslator,
-    open=_open,
+    endpoint="messages",
 )
 
 

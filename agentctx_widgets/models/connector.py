@@ -25,6 +25,7 @@ every provider:
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import os
@@ -82,8 +83,7 @@ def sdk_arguments(create: Callable[..., Any], request: dict) -> dict:
 
 @dataclass(frozen=True)
 class Provider:
-    """One provider's pieces. ``open(client, request)`` returns the SDK's raw streaming response
-    (``with_raw_response.create(..., stream=True)``), awaited when the client is async."""
+    """One provider's pieces. :meth:`open` starts the stream on the SDK client's ``endpoint``."""
 
     name: str
     """As errors and ``start`` events name it: ``"openai"``, ``"anthropic"``."""
@@ -95,7 +95,14 @@ class Provider:
     """The async client's class name in the SDK (``"AsyncOpenAI"``)."""
     build_request: Callable[..., dict]
     translator: Callable[[], Any]
-    open: Callable[[Any, dict], Any]
+    endpoint: str
+    """Where ``create`` is on the SDK client: ``"chat.completions"``, ``"responses"``, ``"messages"``."""
+
+    def open(self, client: Any, request: dict) -> Any:
+        """The SDK's raw streaming response (``with_raw_response.create(..., stream=True)``, the options the
+        SDK has no parameter for in ``extra_body``: :func:`sdk_arguments`), awaited when the client is async."""
+        resource = functools.reduce(getattr, self.endpoint.split("."), client)
+        return resource.with_raw_response.create(**sdk_arguments(resource.create, request))
 
 
 class SdkModel:

@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..context import MessageType, content_indexer
-from .connector import Provider, SdkModel, sdk_arguments
+from .connector import Provider, SdkModel
 from .convert import (RequestError, blocks, data_url, image_source, is_image, is_native_tool, joined_text,
                       media_type, numbered, only_text, split_options, tool_result_text, tool_schema)
 from .compat import apply_profile
@@ -242,11 +242,6 @@ class ChatTranslator:
         return events
 
 
-def _open(client: Any, request: dict) -> Any:
-    completions = client.chat.completions
-    return completions.with_raw_response.create(**sdk_arguments(completions.create, request))
-
-
 CHAT = Provider(
     name="openai",
     sdk="openai",
@@ -256,7 +251,7 @@ CHAT = Provider(
     client_class="AsyncOpenAI",
     build_request=build_chat_request,
     translator=ChatTranslator,
-    open=_open,
+    endpoint="chat.completions",
 )
 
 

@@ -53,7 +53,7 @@ from typing import Any
 import orjson
 
 from ..context import MessageType, content_indexer
-from .connector import Provider, SdkModel, sdk_arguments
+from .connector import Provider, SdkModel
 from .convert import (RequestError, data_url, image_source, is_image, is_native_tool, joined_text,
                       numbered, only_text, split_options, tool_schema)
 from .errors import code_for, error_event
@@ -427,10 +427,6 @@ class ResponsesTranslator:
 
 # -- the connector ----------------------------------------------------------------------------------
 
-def _open(client: Any, request: dict) -> Any:
-    return client.responses.with_raw_response.create(**sdk_arguments(client.responses.create, request))
-
-
 RESPONSES = Provider(
     name=PROVIDER,
     sdk="openai",
@@ -440,7 +436,7 @@ RESPONSES = Provider(
     client_class="AsyncOpenAI",
     build_request=build_responses_request,
     translator=ResponsesTranslator,
-    open=_open,
+    endpoint="responses",
 )
 
 
