@@ -14,7 +14,8 @@ from agentctx_widgets.output.messages import (
     group_members,
     normalize_group,
     normalize_message,
-    try_text_append,
+    text_append_message,
+    try_text_append_parts,
 )
 
 
@@ -24,6 +25,12 @@ def append(msg_id, text, *, key="content", mtype="text", **extra):
 
 
 # ---- try_text_append: normalize_message for one shape, None for everything else ----------------------
+
+
+def try_text_append(message):
+    """What ``Output.send``'s fast path makes of ``message``: the dict built from its parts, or None."""
+    parts = try_text_append_parts(message)
+    return None if parts is None else text_append_message(parts)
 
 
 @pytest.mark.parametrize("message", [

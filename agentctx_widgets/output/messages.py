@@ -336,16 +336,6 @@ def _unicode_ok(text: str) -> bool:
     return True
 
 
-def try_text_append(message: Any) -> OutputMessage | None:
-    """``normalize_message(message)`` for the stream's own shape, at a fraction of its cost — or None
-    when ``message`` is anything else (the caller then runs ``normalize_message``).
-
-    The shape is ``try_text_append_parts``'s; this builds the normalized dict from its parts.
-    """
-    parts = try_text_append_parts(message)
-    return None if parts is None else text_append_message(parts)
-
-
 TextAppend = tuple[str, str, str, str, bool]
 """A text append in the stream's own shape, as parts: ``(id, type, key, text, with_action)``
 (``with_action``: the message spelled ``delta_action: "append"``). ``text_append_message`` gives its
