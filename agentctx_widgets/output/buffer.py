@@ -80,13 +80,14 @@ def _sink_name(sink: SinkLike) -> str:
     return getattr(sink, "__name__", None) or type(sink).__name__
 
 
-def _writer(sink: SinkLike) -> Callable[[list[dict[str, Any]]], None]:
+def sink_writer(sink: Any, what: str = "an output sink") -> Callable[[list], None]:
+    """``sink.write``, else ``sink`` itself when it is callable (``Output``'s and ``YaoOutput``'s sinks)."""
     write = getattr(sink, "write", None)
     if callable(write):
         return write
     if callable(sink):
         return sink
-    raise TypeError(f"an output sink needs a write(messages) method or must be callable, got {sink!r}")
+    raise TypeError(f"{what} needs a write(messages) method or must be callable, got {sink!r}")
 
 
 def _materialize(entries: list[_Entry]) -> list[OutputMessage]:
@@ -195,7 +196,7 @@ class Output:
 
     def add_sink(self, sink: SinkLike) -> SinkLike:
         """Deliver future flushes to ``sink`` too; returns it (handy for recorders)."""
-        write = _writer(sink)
+        write = sink_writer(sink)
         write_group = getattr(sink, "write_group", None)  # [groups to sinks]
         append_text = getattr(sink, "append_text", None)
         entry = (sink, write, write_group if callable(write_group) else None,

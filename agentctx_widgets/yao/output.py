@@ -53,7 +53,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..output.buffer import SinkError
+from ..output.buffer import SinkError, sink_writer
 from ..output.diagnostics import diagnostic
 from .ids import NextId, counters
 from .wire import (
@@ -163,15 +163,6 @@ class _StreamingContent:
         return "".join(self.parts) if self.parts is not None else ""
 
 
-def _write_function(sink: SinkLike) -> Callable[[list[Wire]], None]:
-    write = getattr(sink, "write", None)
-    if callable(write):
-        return write
-    if callable(sink):
-        return sink
-    raise TypeError(f"a Yao output sink needs a write(messages) method or must be callable, got {sink!r}")
-
-
 class YaoOutput:
     """The output side of one Yao request (a ``ctx``'s ``Send`` and friends). See the module docstring.
 
@@ -204,7 +195,7 @@ class YaoOutput:
     # ---- sinks -----------------------------------------------------------------------------------
 
     def add_sink(self, sink: SinkLike) -> SinkLike:
-        self._sinks.append((sink, _write_function(sink)))
+        self._sinks.append((sink, sink_writer(sink, "a Yao output sink")))
         return sink
 
     def flush(self) -> None:
