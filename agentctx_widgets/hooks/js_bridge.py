@@ -5,7 +5,9 @@ worker's ``F`` frames on the engine thread until the one with the result: it app
 to the turn's ``ctx`` (and its flush), records console lines, answers the synchronous host calls
 (``time.Sleep``, a callable global, a Send that must be checked in the kernel, a bound ``ctx`` member)
 and runs an ``onChunk`` callback in the worker while a bound call streams. The wire format is
-``js_worker``'s module docstring's; the per-turn caps are counted in :class:`TurnTally`.
+``js_worker``'s module docstring's; the per-turn caps are counted in :class:`TurnTally`. While a bound
+call runs, :func:`bound_call_stopped` tells it (on the engine thread) whether the call was interrupted
+or is past its limits, so a long one (``ctx.workspace.Copy``) can stop between chunks.
 """
 
 from __future__ import annotations
@@ -23,6 +25,17 @@ from .hook_context import HookContext
 from .js_engine import KILL_GRACE, WorkerDied, WorkerProcess
 from .js_limits import Limits
 from .js_host_calls import error_code, error_reply, host_error_text
+
+
+_serving = threading.local()  # .stopped: the check of the bound call this engine thread runs now
+
+
+def bound_call_stopped() -> str | None:
+    """Why the bound ``ctx`` call running on this thread should stop now: ``"interrupt"`` (Ctrl-C, the
+    request's stop), ``"time"`` or ``"wall"`` (the hook's limits); ``None`` when it may go on, or when no
+    bound call runs here. No kill can stop a host call inside the kernel: a long one checks this."""
+    check = getattr(_serving, "stopped", None)
+    return check() if check is not None else None
 
 
 class TurnTally:
@@ -256,6 +269,8 @@ class Bridge:
         failure: list[BaseException] = []
         if outside:
             call.waits.append(time.monotonic())
+        outer = getattr(_serving, "stopped", None)  # an onChunk's own bound calls nest inside
+        _serving.stopped = lambda: self._stopped(call, outside)
         try:
             path, args, chunks = orjson.loads(extra)
             on_chunk = self._on_chunk(call, failure) if chunks else None
@@ -264,11 +279,19 @@ class Bridge:
         except Exception as error:  # noqa: BLE001 - thrown in JavaScript at the call
             reply = b"R" + error_reply(str(error)).encode()
         finally:
+            _serving.stopped = outer
             if outside:
                 call.slept += time.monotonic() - call.waits.pop()
         if failure:  # the worker stopped or died while onChunk ran: that ends the call, as any limit does
             raise failure[0]
         return reply
+
+    def _stopped(self, call: Conversation, outside: bool) -> str | None:
+        """:func:`bound_call_stopped` for ``call`` (an ``outside`` call's wait is not the hook's time)."""
+        if self.wake.is_set():
+            return "interrupt"
+        over = call.over()
+        return over if over == "wall" or not outside else None
 
     def _on_chunk(self, call: Conversation, failure: list[BaseException]) -> Callable[..., int]:
         """``onChunk`` for Python: a ``K`` frame runs the hook's function in the worker, whose host calls
@@ -308,4 +331,4 @@ def json_default(value: Any) -> Any:
     raise TypeError(f"cannot pass {type(value).__name__} to a JavaScript hook as JSON: {value!r:.80}")
 
 
-__all__ = ["Bridge", "Conversation", "Overrun", "TurnTally", "json_default"]
+__all__ = ["Bridge", "Conversation", "Overrun", "TurnTally", "bound_call_stopped", "json_default"]

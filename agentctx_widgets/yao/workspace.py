@@ -22,6 +22,15 @@ copied, one that points inside is copied as the file it names. ``ReadDir`` lists
 ``MAX_DIR_ENTRIES`` entries and ``Copy`` plans at most that many; ``Copy`` refuses, by the sizes it
 stats before copying a byte, a copy over ``MAX_COPY_BYTES`` in all (it runs on the engine thread, which
 no time limit can interrupt inside a system call), and never writes more than it stated.
+
+``ReadFile`` and ``Copy`` are interruptible: they read and write :data:`COPY_CHUNK` bytes at a time and
+check between chunks whether the call must stop — the turn interrupted (Ctrl-C, the request's stop) or
+the JavaScript hook past its time or wall-clock limit (``hooks.js_bridge.bound_call_stopped``: a kill of
+the hook's worker cannot stop a host call running in the kernel), or the workspace's own ``stop`` set —
+and then fail with ``"<Method> failed: stopped (<why>) after <n> of <m> bytes …"``. A stopped or failed
+``Copy`` leaves nothing half-written: a file is written to a ``mkstemp`` file beside its destination and
+renamed into place only when whole (an existing destination stays as it was), and a directory copy
+(whose destination it creates) is removed whole.
 """
 
 from __future__ import annotations
@@ -29,10 +38,14 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..context.safe_write import UnsafeFileError, check_regular, open_regular, open_truncate, read_regular, write_atomic
+from ..context.safe_write import UnsafeFileError, _symlink_refusal, check_regular, open_regular, write_atomic
+from ..context.store import _kind
+from ..hooks.js_bridge import bound_call_stopped
 from .values import YaoServiceError, js_string
 
 MAX_READ_BYTES = 64 * 1024 * 1024
@@ -41,16 +54,24 @@ MAX_COPY_BYTES = 256 * 1024 * 1024
 """``Copy`` of more bytes than this (one file, or a tree's files together) is refused before copying."""
 MAX_DIR_ENTRIES = 10_000
 """``ReadDir`` of a directory with more entries, or ``Copy`` of a tree with more, is refused."""
+COPY_CHUNK = 1 << 20
+"""Bytes per read (and write) of ``ReadFile`` and ``Copy``; whether to stop is checked between chunks."""
+
+_WHY = {"interrupt": "the turn was interrupted", "time": "the hook's time limit",
+        "wall": "the hook's wall-clock limit"}
 
 
 class Workspace:
-    """A workspace confined to ``root`` (which must be an existing directory)."""
+    """A workspace confined to ``root`` (which must be an existing directory). ``stop`` (anything with
+    ``is_set()``, e.g. a request's ``StopSignal``) stops a ``ReadFile`` or ``Copy`` in progress once set;
+    a JavaScript hook's interrupt and limits stop them without it."""
 
-    def __init__(self, root: str | os.PathLike) -> None:
+    def __init__(self, root: str | os.PathLike, stop: Any = None) -> None:
         path = Path(root)
         if not path.is_dir():
             raise ValueError(f"Workspace(root): not a directory: {str(path)!r}")
         self.root = path.resolve()
+        self.stop = stop
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -65,7 +86,7 @@ class Workspace:
 
     def ReadFile(self, *args: Any) -> str:  # noqa: N802 - Yao's method names
         path = self._path("ReadFile", args, "a path argument")
-        data = self._do("ReadFile", lambda: read_regular(path, "ReadFile", MAX_READ_BYTES))
+        data = self._do("ReadFile", lambda: _read_file(path, self._stopped))
         return data.decode("utf-8", errors="replace")
 
     def WriteFile(self, *args: Any) -> None:  # noqa: N802
@@ -129,9 +150,9 @@ class Workspace:
             for _target, source in plan:
                 if source is not None:
                     total = self._copy_size(source, src, total)
-            self._do("Copy", lambda: _copy_planned(plan, total))
+            self._do("Copy", lambda: _copy_planned(plan, total, self._stopped))
         else:
-            self._do("Copy", lambda: _copy_planned([(dst, src)], self._copy_size(src, src, 0)))
+            self._do("Copy", lambda: _copy_planned([(dst, src)], self._copy_size(src, src, 0), self._stopped))
 
     def Stat(self, *args: Any) -> dict:  # noqa: N802
         path = self._path("Stat", args, "a path argument")
@@ -186,6 +207,12 @@ class Workspace:
                                   f"refusing to copy it")
         return total + size
 
+    def _stopped(self) -> str | None:
+        """Why a read or copy in progress must stop now (a key of ``_WHY``), or ``None``."""
+        if self.stop is not None and self.stop.is_set():
+            return "interrupt"
+        return bound_call_stopped()
+
     def _path(self, method: str, args: tuple, needs: str) -> Path:
         if not args:
             raise YaoServiceError(f"{method} requires {needs}")
@@ -201,27 +228,100 @@ class Workspace:
             raise YaoServiceError(f"{method} failed: {error.strerror or error}") from error
 
 
-def _copy_file(src: Path, dst: Path, budget: int) -> int:
+def _read_file(path: Path, stopped: Callable[[], str | None]) -> bytes:
+    """``read_regular`` under ``MAX_READ_BYTES``, a chunk at a time, stopping when ``stopped()`` says so."""
+    fd, info = open_regular(path, "ReadFile")
+    try:
+        if info.st_size > MAX_READ_BYTES:
+            raise UnsafeFileError(f"ReadFile: {path} is {info.st_size} bytes, over the {MAX_READ_BYTES}-byte limit; "
+                                  f"refusing to read it")
+        chunks, total = [], 0
+        while total <= MAX_READ_BYTES:
+            why = stopped()
+            if why is not None:
+                raise UnsafeFileError(f"ReadFile: stopped ({_WHY[why]}) after reading {total} of {info.st_size} "
+                                      f"bytes of {path}")
+            chunk = os.read(fd, min(COPY_CHUNK, MAX_READ_BYTES + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > MAX_READ_BYTES:  # it grew while we read
+            raise UnsafeFileError(f"ReadFile: {path} grew past the {MAX_READ_BYTES}-byte limit while being read; "
+                                  f"refusing it")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _copy_file(src: Path, dst: Path, budget: int, stopped: Callable[[], str | None]) -> int:
     """Copy one regular file (opened without blocking: never a FIFO or a device), keeping its mode bits;
-    at most ``budget`` bytes (a file that grew since it was stat'ed is refused). Returns the bytes left."""
+    at most ``budget`` bytes (a file that grew since it was stat'ed is refused), :data:`COPY_CHUNK` at a
+    time, checking ``stopped()`` before each. The bytes go to a ``mkstemp`` file beside ``dst``, renamed
+    onto it once whole: a stop or a failure removes it and leaves ``dst`` as it was. Returns the bytes left."""
+    try:
+        before = os.lstat(dst)
+    except FileNotFoundError:
+        before = None
+    if before is not None and stat.S_ISLNK(before.st_mode):
+        raise UnsafeFileError(_symlink_refusal("Copy", dst))
+    if before is not None and not stat.S_ISREG(before.st_mode):
+        raise UnsafeFileError(f"Copy: {dst} is {_kind(before.st_mode)}, not a regular file; refusing to replace it")
     fd, info = open_regular(src, "Copy")
-    with os.fdopen(fd, "rb") as source, os.fdopen(open_truncate(dst, "Copy"), "wb") as target:
-        while chunk := source.read(min(1 << 20, budget + 1)):
-            budget -= len(chunk)
-            if budget < 0:
-                raise UnsafeFileError(f"Copy: {src} grew while being copied, past the size stated before "
-                                      f"copying; refusing it")
-            target.write(chunk)
-        os.fchmod(target.fileno(), stat.S_IMODE(info.st_mode))
+    try:
+        out, temp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".copy", dir=dst.parent)
+    except BaseException:
+        os.close(fd)
+        raise
+    copied = 0
+    try:
+        try:
+            while True:
+                why = stopped()
+                if why is not None:
+                    raise UnsafeFileError(f"Copy: stopped ({_WHY[why]}) after copying {copied} of {info.st_size} "
+                                          f"bytes of {src}; nothing was left at {dst}")
+                chunk = os.read(fd, min(COPY_CHUNK, budget + 1))
+                if not chunk:
+                    break
+                budget -= len(chunk)
+                if budget < 0:
+                    raise UnsafeFileError(f"Copy: {src} grew while being copied, past the size stated before "
+                                          f"copying; refusing it")
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(out, view):]
+                copied += len(chunk)
+            os.fchmod(out, stat.S_IMODE(info.st_mode))
+        finally:
+            os.close(out)
+        os.replace(temp, dst)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+    finally:
+        os.close(fd)
     return budget
 
 
-def _copy_planned(plan: list[tuple[Path, Path | None]], budget: int) -> None:
-    for target, source in plan:
-        if source is None:
-            target.mkdir(parents=True, exist_ok=False)
-        else:
-            budget = _copy_file(source, target, budget)
+def _copy_planned(plan: list[tuple[Path, Path | None]], budget: int, stopped: Callable[[], str | None]) -> None:
+    """Carry out a plan (``_copy_plan``'s, or one file's): on a stop or a failure, a tree's destination
+    (``plan[0]``, a directory this call created) is removed whole."""
+    created: Path | None = None
+    try:
+        for target, source in plan:
+            if source is None:
+                target.mkdir(parents=True, exist_ok=False)
+                created = created or target
+            else:
+                budget = _copy_file(source, target, budget, stopped)
+    except BaseException:
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
+        raise
 
 
 def _int32(value: int) -> int:
