@@ -356,6 +356,44 @@ def test_walked_folders_symlinked_inside_the_assistant_still_load(assistant, out
     hooks.close()
 
 
+@pytest.fixture
+def outside_the_app(tmp_path_factory) -> Path:
+    """A folder outside the app (``outside`` is beside the assistants/, inside the app's folder)."""
+    folder = tmp_path_factory.mktemp("elsewhere")
+    (folder / "prompts.yml").write_text(f"- role: system\n  content: {SECRET}\n")
+    return folder
+
+
+def test_the_apps_agent_folder_symlinked_outside_the_app_is_refused_naming_it(assistant, outside_the_app):
+    # the app-level agent/prompts.yml (load.go:158) went into every assistant's system prompt from wherever
+    # agent/ pointed; read_text confined it only to agent/ itself, resolved
+    app, outside = assistant.parents[2], outside_the_app
+    (app / "agent").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(AssistantLoadError) as info:
+        load_assistant(assistant)
+    assert (info.value.file, info.value.line, info.value.reason) == (
+        app / "agent", None, f"is a symlink to {outside}, which is outside {app}; an assistant reads only its "
+                             f"own files")
+
+
+def test_the_apps_prompts_file_symlinked_outside_the_app_is_refused(assistant, outside_the_app):
+    app, outside = assistant.parents[2], outside_the_app
+    (app / "agent").mkdir()
+    (app / "agent" / "prompts.yml").symlink_to(outside / "prompts.yml")
+    with pytest.raises(AssistantLoadError) as info:
+        load_assistant(assistant)
+    assert info.value.file == app / "agent" / "prompts.yml"
+    assert info.value.reason.startswith(f"is a symlink to {outside / 'prompts.yml'}, which is outside")
+
+
+def test_the_apps_agent_folder_symlinked_inside_the_app_still_loads(assistant):
+    app = assistant.parents[2]
+    write(app, {"shared/agent/prompts.yml": f"- role: system\n  content: {SECRET}\n"})
+    (app / "agent").symlink_to(Path("shared") / "agent", target_is_directory=True)
+    loaded = load_assistant(assistant)
+    assert loaded.global_prompts[0]["content"][0]["text"] == SECRET
+
+
 # -- src/ ---------------------------------------------------------------------------------------------------
 
 

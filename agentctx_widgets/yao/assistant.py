@@ -41,7 +41,7 @@ from ..context.types import text_content
 from . import locales as i18n
 from .._js_types import js_type
 from .assistant_files import (PROMPT_ROLES, AssistantLoadError, default_prompts, diagnostic, find_scripts,
-                              prompt_presets, prompts_file, read_locales, read_text)
+                              prompt_presets, prompts_file, read_locales, read_text, walked_folder)
 from .jsonc import JSONCError, loads_jsonc, top_level_key_lines
 from .prompt_vars import ENV_VARIABLE, render_variables
 
@@ -379,14 +379,19 @@ def _not_emulated(package: dict, directory: Path) -> tuple[str, ...]:
 
 
 def _global_prompts(directory: Path, diagnostics: list[dict]) -> list[dict]:
-    """The app's ``agent/prompts.yml`` (``load.go:158``), ``[]`` outside an app or without the file."""
+    """The app's ``agent/prompts.yml`` (``load.go:158``), ``[]`` outside an app or without the file. An
+    ``agent/`` folder symlinked outside the app is refused naming it (``walked_folder``), so the file, and
+    the ``@assets`` it reads from ``agent/assets``, are the app's own (``read_text`` confines them to it)."""
     app_root = _app_root(directory)
     if app_root is None:
         return []
-    global_file = app_root / "agent" / "prompts.yml"
+    agent = walked_folder(app_root, "agent")
+    if agent is None:
+        return []
+    global_file = agent / "prompts.yml"
     if not (global_file.exists() or global_file.is_symlink()):
         return []
-    return prompts_file(global_file, global_file.parent, diagnostics)
+    return prompts_file(global_file, agent, diagnostics)
 
 
 def _add_env_reads(env_reads: dict[str, str], prompt_groups: Iterable[tuple[list[dict], str]]) -> None:
