@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .trace import Trace
-from .values import SKIP, BatchMethods, YaoServiceError, json_value, split_on_chunk
+from .values import SKIP, BatchMethods, json_value, name_and_messages
 
 AgentRunner = Callable[[str, list, dict, "Callable[[dict], Any] | None"], dict]
 """``runner(agent_id, messages, options, on_message) -> Response``: runs another assistant.
@@ -39,14 +39,7 @@ class Agent(BatchMethods):
         self.trace = trace
 
     def Call(self, *args: Any) -> dict:  # noqa: N802 - Yao's method names
-        if len(args) < 2:
-            raise YaoServiceError("Call requires agentID and messages parameters")
-        if not isinstance(args[0], str):
-            raise YaoServiceError("agentID must be a string")
-        if not isinstance(args[1], list):
-            raise YaoServiceError("messages must be an array")
-        options, on_chunk = split_on_chunk(args[2] if len(args) >= 3 else None)
-        return self._call(args[0], args[1], options, on_chunk)
+        return self._call(*name_and_messages("Call", "agentID", args))
 
 
     def _call(self, agent_id: str, messages: list, options: dict, on_chunk: Callable[[dict], Any] | None,

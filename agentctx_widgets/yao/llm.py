@@ -40,7 +40,7 @@ from ..models.protocol import Model, ModelError
 from ..models.stream_events import Stop, events_of
 from .ids import NextId, counters
 from .request_shapes import completion_response
-from .values import SKIP, BatchMethods, YaoServiceError, js_int, split_on_chunk
+from .values import SKIP, BatchMethods, YaoServiceError, js_int, name_and_messages
 
 OnChunk = Callable[[dict], Any]
 Send = Callable[[dict], None]
@@ -68,14 +68,7 @@ class Llm(BatchMethods):
         self.stop: Stop | None = None  # the request's stop (run_assistant sets it): a stream ends at Ctrl-C
 
     def Stream(self, *args: Any) -> dict:  # noqa: N802 - Yao's method names
-        if len(args) < 2:
-            raise YaoServiceError("Stream requires connector and messages parameters")
-        if not isinstance(args[0], str):
-            raise YaoServiceError("connector must be a string")
-        if not isinstance(args[1], list):
-            raise YaoServiceError("messages must be an array")
-        options, on_chunk = split_on_chunk(args[2] if len(args) >= 3 else None)
-        return self._stream(args[0], args[1], options, on_chunk)
+        return self._stream(*name_and_messages("Stream", "connector", args))
 
 
     def GenerateImage(self, *args: Any) -> dict:  # noqa: N802

@@ -74,6 +74,18 @@ class NotAvailableHere(YaoServiceError):
         self.member = member
 
 
+def name_and_messages(method: str, name: str, args: tuple) -> tuple[str, list, dict, Callable[..., Any] | None]:
+    """``Method(name, messages, options?)`` of ``ctx.llm`` / ``ctx.agent`` checked as Yao checks it
+    (``jsapi_llm.go:93-137``, ``jsapi_agent.go``): the name, the messages, the options and ``onChunk``."""
+    if len(args) < 2:
+        raise YaoServiceError(f"{method} requires {name} and messages parameters")
+    if not isinstance(args[0], str):
+        raise YaoServiceError(f"{name} must be a string")
+    if not isinstance(args[1], list):
+        raise YaoServiceError("messages must be an array")
+    return (args[0], args[1], *split_on_chunk(args[2] if len(args) >= 3 else None))
+
+
 def js_string(value: Any) -> str:
     """JavaScript ``String(value)`` for JSON values (``null`` → ``"null"``, ``1.0`` → ``"1"``)."""
     if isinstance(value, str):
