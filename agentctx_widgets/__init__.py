@@ -49,6 +49,7 @@ _EXPORTS: dict[str, str] = {
     "usage": "notebook",
     "run": "notebook",
     "diff": "suite",
+    "Suite": "suite",
 }
 
 # Still importable from the root, not listed in ``__all__``: every seed-001 name (DESIGN.md: "every

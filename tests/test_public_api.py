@@ -40,7 +40,7 @@ FRONT_DOOR = {
     "watch": "agentctx_widgets.widget.watch", "Watcher": "agentctx_widgets.widget.watch",
     "to_html": "agentctx_widgets.html",
     "show": "agentctx_widgets.notebook", "usage": "agentctx_widgets.notebook", "run": "agentctx_widgets.notebook",
-    "diff": "agentctx_widgets.suite",
+    "diff": "agentctx_widgets.suite", "Suite": "agentctx_widgets.suite",
 }
 
 # Names the root exported before the front door shrank: still importable from it (not listed), so code

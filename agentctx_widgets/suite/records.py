@@ -211,6 +211,10 @@ def _record(raw: Mapping, rules: Normalizer) -> TurnRecord:
             _reply_from_outputs(record)
     record.diagnostics = [{"code": str(item.get("code", "")), "message": str(item.get("message", ""))}
                           for item in raw.get("diagnostics") or [] if isinstance(item, Mapping)]
+    error = raw.get("error")
+    if error:  # a suite case's turn that failed: its error reads as one more diagnostic
+        message = error.get("message", error) if isinstance(error, Mapping) else error
+        record.diagnostics.append({"code": "turn_failed", "message": str(message)})
     usage = raw.get("usage")
     record.usage = rules.apply(dict(usage)) if isinstance(usage, Mapping) else None
     return record
