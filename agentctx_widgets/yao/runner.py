@@ -67,6 +67,7 @@ from .wire import (ASSISTANT_FIELDS, EVENT_TEXT, STREAM_END, STREAM_START, assis
                    stream_end_data, stream_start_data, to_wire)
 from .writers import OpenAIWriter, writer_for
 from .memory import MemoryStore
+from .output import IdGenerator
 from .hook_sets import PythonYaoHooks, YaoHooks, as_yao_hooks, hooks_for
 from .request_shapes import (CREATE_FIELDS, MODEL_OPTION_FIELDS, NEXT_FIELDS, as_json, call_arguments,
                              completion_response, decode, fallback_markdown, tool_call_response,
@@ -208,17 +209,14 @@ class _Shared:
                  id_generator: Any = None, stop: StopSignal | None = None) -> None:
         self.sink, self.clock, self.result = sink, clock, result
         self.stop = stop if stop is not None else StopSignal()  # Ctrl-C: set by run_assistant, or on a cancel
-        self.id_generator = id_generator  # message()/chunk(): shared with the output API's ctx.Send
-        self.counters = {"M": 0, "C": 0}
+        # message()/chunk(): the request's one id counter, shared with the output API's ctx.Send
+        self.id_generator = id_generator if id_generator is not None else IdGenerator()
         self.output_seen = 0
         self.unknown_connectors: set[str] = set()  # reported once per request
 
     def next_id(self, prefix: str) -> str:
         """The request's next ``M*`` / ``C*`` id (``message.IDGenerator``, utils.go:10-50)."""
-        if self.id_generator is not None:
-            return self.id_generator.message() if prefix == "M" else self.id_generator.chunk()
-        self.counters[prefix] += 1
-        return f"{prefix}{self.counters[prefix]}"
+        return self.id_generator.message() if prefix == "M" else self.id_generator.chunk()
 
     def now(self) -> int:
         return int(self.clock())
@@ -817,6 +815,8 @@ def _current_ctx(shared: _Shared, services: dict[str, Any], fields: dict[str, An
     ctx = current_context(sinks=[_Bridge(shared)], services=services, **fields)
     shared.id_generator = ctx.output.ids
     ctx.services.llm.stop = shared.stop
+    if ctx.services.workspace is not None:  # a Python hook's Copy / ReadFile stops with the request
+        ctx.services.workspace.stop = shared.stop
     return ctx
 
 
