@@ -5,6 +5,7 @@
  * when the caller should build a fresh view instead of patching this one.
  */
 import { formatBytes, h, prettyJson, renderFailure } from "./dom.js";
+import { remoteImageButton } from "./click-to-load.js";
 import { StreamingMarkdown } from "./markdown.js";
 import { base64Size, isInlineImage, isRemoteUrl, tryDataUrl } from "./urls.js";
 
@@ -103,22 +104,6 @@ function toolCall(block, env) {
   return { el: blockEl("toolCall", children, { "data-call-id": callId || undefined }) };
 }
 
-/**
- * A button that loads a remote image only when clicked (see index.js for the click handler).
- * @param {string} url
- * @param {string} label
- */
-export function remoteImageButton(url, label) {
-  return h("button", {
-    type: "button",
-    className: "actx-remote-img",
-    "data-testid": "actx-remote-img",
-    "data-src": url,
-    title: `Load ${url}`,
-    text: `Load image${label ? `: ${label}` : ""}`,
-  });
-}
-
 /** @param {string} name @param {string} mimetype @param {number | null} size */
 function fileChip(name, mimetype, size) {
   return h("span", { className: "actx-chip actx-file", "data-testid": "actx-file" }, [
@@ -137,7 +122,7 @@ function image(block) {
   const inline = base64 !== null ? tryDataUrl(mimetype, base64, "image") : url && isInlineImage(url) ? url : null;
   let body;
   if (inline) body = h("img", { className: "actx-img", src: inline, alt: label || "image", loading: "lazy" });
-  else if (url && isRemoteUrl(url)) body = remoteImageButton(url, label || url);
+  else if (url && isRemoteUrl(url)) body = remoteImageButton(url, label);
   else body = fileChip(label || "image", mimetype, base64 === null ? null : base64Size(base64));
   return { el: blockEl("image", [body]) };
 }

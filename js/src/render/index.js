@@ -36,7 +36,7 @@ import { HeaderView } from "./header.js";
 import { createMessageView } from "./messages.js";
 import { OutputList, replyKeys } from "./outputs.js";
 import { cancelSettlesWithin } from "./markdown.js";
-import { isRemoteUrl } from "./urls.js";
+import { loadRemoteImage } from "./click-to-load.js";
 
 export { LOG_PREFIX };
 
@@ -68,7 +68,7 @@ export function createRenderer(el, options = {}) {
   root.addEventListener("click", (event) => {
     const target = /** @type {Element | null} */ (event.target instanceof Element ? event.target : null);
     const button = target?.closest(".actx-remote-img");
-    if (button instanceof HTMLElement) loadRemoteImage(button);
+    if (button) loadRemoteImage(button); // a Markdown image's placeholder (sanitize.js); the others load themselves
   }, { signal: controller.signal });
   const updater = viewUpdater(parts);
 
@@ -195,15 +195,4 @@ class PendingReply {
     else this.slot.append(view.el);
     this.view = view;
   }
-}
-
-/**
- * Swap a click-to-load placeholder for the image it stands for (http(s) only).
- * @param {HTMLElement} button
- */
-function loadRemoteImage(button) {
-  const url = button.getAttribute("data-src");
-  if (!isRemoteUrl(url)) return;
-  const img = h("img", { className: "actx-img", src: /** @type {string} */ (url), alt: button.textContent ?? "", referrerpolicy: "no-referrer" });
-  button.replaceWith(img);
 }
