@@ -630,16 +630,20 @@ function release(plan, report) {
 export function planMessage(state, message, report) {
   checkState(state);
   const fields = envelope(message);
-  const { id, shared, entry } = addressed(state.messages, fields.id);
-  /** @type {ChangeBase} */
-  const base = { id, groupId: absent(message.group_id) ? null : message.group_id,
-    metadata: absent(message.metadata) ? null : message.metadata };
+  const shared = fields.id === null; // id-less messages (and id "") share one slot
+  const id = shared ? SHARED_SLOT : /** @type {string} */ (fields.id);
+  const entry = addressed(state.messages, id);
+  const groupId = absent(message.group_id) ? null : message.group_id;
+  const metadata = absent(message.metadata) ? null : message.metadata;
   if (entry !== null && isTextOntoText(message, fields, entry, shared)) {
     // the stream's own case, text onto text, nothing to report: no planner. The concatenation keeps
     // both parts (a rope in every JavaScript engine) and joins them when the text is first read.
-    return { ...base, isNew: false, type: entry.type, mode: "delta", fresh: false,
+    // The change is one literal: spreading a base into it (`{...base, ...}`) cost V8 ~7 µs a delta.
+    return { id, groupId, metadata, isNew: false, type: entry.type, mode: "delta", fresh: false,
       value: [["concat", [fields.rawPath], fields.props[fields.rawPath]]], done: fields.done };
   }
+  /** @type {ChangeBase} */
+  const base = { id, groupId, metadata };
   const plan = new Planner(id);
   if (shared && entry !== null) plan.note("shared_slot", null, { count: "2 or more" });
   const closed = entry !== null && truthy(entry.done);
@@ -652,17 +656,21 @@ export function planMessage(state, message, report) {
   return change;
 }
 
-/** The entry a message addresses (null when there is none yet): its id's, or the shared slot's.
- * @param {Record<string, OutputEntry>} messages @param {string | null} givenId
- * @returns {{id: string, shared: boolean, entry: OutputEntry | null}} */
-function addressed(messages, givenId) {
-  const shared = givenId === null;
-  const id = shared ? SHARED_SLOT : givenId;
+/** The entry at `id` (its own or the shared slot), null when there is none yet.
+ * @param {Record<string, OutputEntry>} messages @param {string} id @returns {OutputEntry | null} */
+function addressed(messages, id) {
   const entry = has(messages, id) ? messages[id] : null;
   if (entry !== null && !(isObject(entry) && isObject(entry.props) && typeof entry.type === "string")) {
     throw new DeltaError("invalid_state", `state entry ${JSON.stringify(id)} is not {id, type, props, done}`);
   }
-  return { id, shared, entry };
+  return entry;
+}
+
+/** A Change from its base and the rest, as one literal of one shape (no spread: see planMessage).
+ * @param {ChangeBase} base @param {boolean} isNew @param {string} type @param {string} mode
+ * @param {boolean} fresh @param {any} value @param {boolean} done @returns {Change} */
+function changeOf(base, isNew, type, mode, fresh, value, done) {
+  return { id: base.id, groupId: base.groupId, metadata: base.metadata, isNew, type, mode, fresh, value, done };
 }
 
 /** Whether the message appends text onto the text of an open entry of its type, by a plain key: the
@@ -683,9 +691,9 @@ function planWhole(plan, base, fields, entry) {
   const { type, props, done } = fields;
   if (done && Object.keys(props).length === 0 && entry !== null) { // the bare done: keep the props
     if (Object.keys(entry.props).length > 0) plan.note("bare_done_kept", null, { id: base.id });
-    return { ...base, isNew: false, type, mode: "close", fresh: false, value: null, done: true };
+    return changeOf(base, false, type, "close", false, null, true);
   }
-  return { ...base, isNew: entry === null, type, mode: "put", fresh: false, value: props, done };
+  return changeOf(base, entry === null, type, "put", false, props, done);
 }
 
 /** A delta: planned onto the entry's props (or onto none when it starts afresh); a message the client
@@ -700,14 +708,14 @@ function planDelta(plan, base, fields, entry, { closed, shared, typeChange }) {
   const baseProps = fresh || entry === null ? {} : entry.props;
   const baseType = fresh || entry === null ? type : entry.type;
   if (!planEdits(plan, fields, baseProps)) {
-    return { ...base, isNew, type: baseType, mode: "drop", fresh: false, value: [], done };
+    return changeOf(base, isNew, baseType, "drop", false, [], done);
   }
   let newType = baseType;
   if (type && type !== baseType && !typeChange) {
     plan.note("type_changed", null, { id: base.id, new: type, old: baseType });
     newType = type;
   }
-  return { ...base, isNew, type: newType, mode: "delta", fresh, value: plan.ops, done };
+  return changeOf(base, isNew, newType, "delta", fresh, plan.ops, done);
 }
 
 /** Plan the delta's edits of `baseProps`; false (its notes replaced by one "dropped") when the client
