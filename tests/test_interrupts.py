@@ -3,14 +3,20 @@
 Each case runs a script in a fresh interpreter: it starts a turn, sends itself SIGINT once the turn
 is provably busy (the stream has started, the hook or tool is running), and prints what it saw as
 JSON. The turn must stop, close the HTTP stream, commit nothing and raise KeyboardInterrupt in the
-calling code; the next turn must work. Latency is measured in bench/models.py, not asserted here.
+calling code; the next turn must work. Latency is measured in bench/models.py, not asserted here:
+a wall-clock bound fails on a loaded machine without anything being wrong, so these tests assert what
+"stopped" means (the stream closed before its end, nothing committed, the next turn works) and leave
+"how fast" to the bench.
 The Yao cases (issue 19) check a Yao request the same way: a real connector, a long tool, ctx.llm.Stream
-in a TypeScript hook, ctx.agent.Call in one; each prints its SIGINT -> KeyboardInterrupt time (pytest -s).
+in a TypeScript hook, ctx.agent.Call in one. Each also reports its SIGINT -> KeyboardInterrupt time: it
+must have been measured (a number, not negative), and it is printed (pytest -s) and recorded as the
+test's ``stop_ms`` property (``--junitxml``), never compared with a bound.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -221,7 +227,16 @@ def run_yao_script(body: str) -> dict:
     return run_script(YAO + textwrap.dedent(body))
 
 
-def test_interrupting_a_yao_request_while_a_real_connector_streams_closes_the_stream_and_commits_nothing():
+def report_stop(seen: dict, case: str, record_property) -> None:
+    """The request raised KeyboardInterrupt and its stop time was measured; print and record it."""
+    assert seen["raised"] == "KeyboardInterrupt", seen
+    stop_ms = seen["stop_ms"]
+    assert isinstance(stop_ms, float) and math.isfinite(stop_ms) and stop_ms >= 0, stop_ms
+    print(f"Yao, {case}: SIGINT -> KeyboardInterrupt {stop_ms:.1f} ms")
+    record_property("stop_ms", round(stop_ms, 1))
+
+
+def test_interrupting_a_yao_request_while_a_real_connector_streams_closes_the_stream_and_commits_nothing(record_property):
     seen = run_yao_script(f"""
         with WireServer(Reply([chunk("w%d " % i) for i in range({SLOW_STREAM})], delay=0.05)) as server:
             context, sink = Context(), Sink()
@@ -235,15 +250,14 @@ def test_interrupting_a_yao_request_while_a_real_connector_streams_closes_the_st
                               "streamed": sink.text(), "next_ok": after.ok, "requests": len(server.requests),
                               "next_answer": after.completion["content"]}}))
     """)
-    print("Yao, real connector: SIGINT -> KeyboardInterrupt", seen.get("stop_ms"), "ms")
-    assert seen["raised"] == "KeyboardInterrupt"
+    report_stop(seen, "real connector", record_property)
     assert seen["disconnected"] is True  # the HTTP stream was closed before the server finished writing it
     assert seen["streamed"].startswith("w0 w1 w2 w3 ") and f"w{SLOW_STREAM - 1}" not in seen["streamed"]
     assert seen["context"] == [{"type": 2, "content": [{"type": "text", "text": "hi"}]}]  # the input only
     assert seen["next_ok"] is True and seen["next_answer"] == "fine" and seen["requests"] == 1
 
 
-def test_interrupting_a_yao_request_in_a_long_tool_stops_it_and_commits_no_round():
+def test_interrupting_a_yao_request_in_a_long_tool_stops_it_and_commits_no_round(record_property):
     seen = run_yao_script("""
         running = threading.Event()
         def slow_lookup(query: str) -> str:
@@ -256,16 +270,19 @@ def test_interrupting_a_yao_request_in_a_long_tool_stops_it_and_commits_no_round
         started = time.monotonic()
         interrupt_yao_when(lambda: running.is_set() and main_thread_sleeps())
         outcome = request(context, "look it up", assistant=assistant("t.a"), model=model, tools=[slow_lookup])
-        print(json.dumps({**outcome, "stopped_before_the_tool_ended": time.monotonic() - started < 30,
-                          "context": context.messages()}))
+        stopped_before_the_tool_ended = time.monotonic() - started < 30
+        committed = context.messages()
+        after = run_assistant(context, "again", assistant=assistant("t.a"), model=ScriptedModel(["fine"]))
+        print(json.dumps({**outcome, "stopped_before_the_tool_ended": stopped_before_the_tool_ended,
+                          "context": committed, "next_ok": after.ok, "next_answer": after.completion["content"]}))
     """)
-    print("Yao, long tool: SIGINT -> KeyboardInterrupt", seen.get("stop_ms"), "ms")
-    assert seen["raised"] == "KeyboardInterrupt"
-    assert seen["stopped_before_the_tool_ended"] is True
-    assert seen["context"] == [{"type": 2, "content": [{"type": "text", "text": "look it up"}]}]
+    report_stop(seen, "long tool", record_property)
+    assert seen["stopped_before_the_tool_ended"] is True  # a hang guard (30 s), not a latency bound
+    assert seen["context"] == [{"type": 2, "content": [{"type": "text", "text": "look it up"}]}]  # no tool round
+    assert seen["next_ok"] is True and seen["next_answer"] == "fine"
 
 
-def test_interrupting_ctx_llm_stream_inside_a_yao_hook_closes_the_stream_and_the_next_request_works():
+def test_interrupting_ctx_llm_stream_inside_a_yao_hook_closes_the_stream_and_the_next_request_works(record_property):
     seen = run_yao_script(f"""
         hooks = ts_hooks('''
         function Create(ctx: any, messages: any[]): any {{
@@ -291,15 +308,14 @@ def test_interrupting_ctx_llm_stream_inside_a_yao_hook_closes_the_stream_and_the
                               "streamed": sink.text(), "next_ok": after.ok, "next": after.next,
                               "requests": len(server.requests)}}))
     """)
-    print("Yao, ctx.llm.Stream in a hook: SIGINT -> KeyboardInterrupt", seen.get("stop_ms"), "ms")
-    assert seen["raised"] == "KeyboardInterrupt"
+    report_stop(seen, "ctx.llm.Stream in a hook", record_property)
     assert seen["disconnected"] is True
     assert seen["streamed"].startswith("w0 w1 w2 w3 ") and f"w{SLOW_STREAM - 1}" not in seen["streamed"]
     assert seen["context"] == [{"type": 2, "content": [{"type": "text", "text": "stream"}]}]
     assert seen["next_ok"] is True and seen["next"] == {"fine": True} and seen["requests"] == 1
 
 
-def test_interrupting_ctx_agent_call_inside_a_yao_request_stops_the_sub_request_and_closes_its_stream():
+def test_interrupting_ctx_agent_call_inside_a_yao_request_stops_the_sub_request_and_closes_its_stream(record_property):
     seen = run_yao_script(f"""
         hooks = ts_hooks('''
         function Create(ctx: any, messages: any[]): any {{
@@ -324,8 +340,7 @@ def test_interrupting_ctx_agent_call_inside_a_yao_request_stops_the_sub_request_
             print(json.dumps({{**outcome, "disconnected": server.disconnected.is_set(), "context": committed,
                               "next_ok": after.ok, "next": after.next, "requests": len(server.requests)}}))
     """)
-    print("Yao, ctx.agent.Call: SIGINT -> KeyboardInterrupt", seen.get("stop_ms"), "ms")
-    assert seen["raised"] == "KeyboardInterrupt"
+    report_stop(seen, "ctx.agent.Call", record_property)
     assert seen["disconnected"] is True  # the sub-agent's model stream was closed too
     assert seen["context"] == [{"type": 2, "content": [{"type": "text", "text": "delegate"}]}]
     assert seen["next_ok"] is True and seen["next"] == {"fine": True} and seen["requests"] == 1
