@@ -184,13 +184,31 @@ def _export_parser() -> _Parser:
     return p
 
 
+def _diff_parser() -> _Parser:
+    p = _new(
+        "diff",
+        "Compare two runs of a conversation turn by turn and display the diff where the magic stands: side by "
+        "side as static HTML in a notebook, a unified text diff (old and new text both in it) in a terminal. "
+        "A and B are variables (Contexts, lists of messages, turn results or lists of them, suite cases, a "
+        "Suite or a SuiteReport; NAME.attr, NAME[0] and NAME[key] reach inside one) or paths to session or "
+        "suite files. Two suites (files, Suite or SuiteReport) are compared case by case by id.",
+    )
+    p.add_argument("old", metavar="A", help="the old run: a variable or a session / suite file")
+    p.add_argument("new", metavar="B", help="the new run: a variable or a session / suite file")
+    p.add_argument("--case", metavar="ID", help="compare only this case of each suite (a side that is not a suite "
+                                                 "is compared as it is)")
+    p.add_argument("--text", action="store_true", help="print the text diff, in a notebook too")
+    p.add_argument("--result", metavar="NAME", help="bind the diff to this variable (for assertions: .same, .changed)")
+    return p
+
+
 def _help_parser() -> _Parser:
     p = _new("help", "Show help for every subcommand, or for one.")
     p.add_argument("command", metavar="COMMAND", nargs="?")
     return p
 
 _BUILDERS = (_show_parser, _usage_parser, _hooks_parser, _run_parser, _load_parser, _replay_parser, _watch_parser,
-             _export_parser, _help_parser)
+             _export_parser, _diff_parser, _help_parser)
 """One builder per subcommand, in the order ``%agentctx help`` lists them."""
 
 

@@ -433,6 +433,73 @@ class AgentContextMagics(Magics):
         if watcher.error:  # the thread stopped on its own, not on Ctrl-C or a closed view: say why
             print(f"watcher stopped: {watcher.error}")
 
+    def _do_diff(self, args: Any, cell: str | None) -> None:
+        from .suite import diff
+
+        if args.result is not None:
+            _identifier(args.result, "diff")
+        old, new = self._diff_side(args.old, "A"), self._diff_side(args.new, "B")
+        if args.case is not None:
+            old, new = _picked(old, new, args.case)
+        if old.cases is not None and new.cases is not None:
+            shown: Any = SuiteDiff.of(old, new)
+        elif old.cases is not None or new.cases is not None:
+            suite, other = (old, new) if old.cases is not None else (new, old)
+            other.check()
+            raise MagicError(f"diff: {suite.which} ({suite.label}) is a suite of {len(suite.cases or {})} cases and "
+                             f"{other.which} ({other.label}) one conversation: pick a case with --case ID")
+        else:
+            try:
+                shown = diff(old.value, new.value)
+            except TypeError:
+                for side in (old, new):
+                    side.check()
+                raise
+        if args.result is not None:
+            self._ns[args.result] = shown
+        if args.text:
+            print(shown)
+        else:
+            display(shown)
+
+    def _diff_side(self, token: str, which: str) -> _DiffSide:
+        """What A or B names (a variable, or a step inside one, else a file), as a run or a suite's cases."""
+        value, label = self._diff_value(token, which)
+        return _DiffSide.of(value, label, which)
+
+    def _diff_value(self, token: str, which: str) -> tuple[Any, str]:
+        reference = _reference(token)
+        file_there = Path(token).expanduser().exists()
+        if reference is not None and reference[0] in self._ns:
+            try:
+                value = _followed(self._ns[reference[0]], reference[1], token)
+            except MagicError as error:
+                if not file_there:  # suite.jsonl is the file when the suite variable has no attribute jsonl
+                    raise MagicError(f"diff {which}: {error}") from None
+            else:
+                if isinstance(value, (str, Path)):
+                    return self._diff_file(value, which), Path(value).name
+                return value, token
+        if not file_there and reference is not None and not reference[1]:
+            raise MagicError(f"diff {which}: no variable or file named {token!r}")
+        return self._diff_file(token, which), Path(token).name
+
+    def _diff_file(self, path: str | Path, which: str) -> Any:
+        """A suite file as a Suite, anything else as a session file (a Context)."""
+        from .suite import Suite, SuiteFileError
+
+        where = Path(path).expanduser()
+        if not where.exists():
+            raise MagicError(f"diff {which}: no such file: {str(path)!r}")
+        if where.is_dir():
+            raise MagicError(f"diff {which}: {str(path)!r} is a directory; give a session or suite file")
+        if not _is_suite_file(where):
+            return self._load_path(where, f"diff {which}")
+        try:
+            return Suite(where)
+        except SuiteFileError as error:
+            raise MagicError(f"diff {which}: {error}") from None
+
     def _do_replay(self, args: Any, cell: str | None) -> None:
         from .context import Context, is_record
         from .widget import ContextView
@@ -580,6 +647,206 @@ def _diagnostic_lines(result: Any) -> list[str]:
     """One line per diagnostic of the turn, under the summary."""
     return [f"  diagnostic {item['code']}: {item['message']} ({item['where']}); hint: {item['hint']}"
             for item in getattr(result, "diagnostics", None) or []]
+
+
+# ---- %agentctx diff: what A and B name, and two suites compared case by case ---------------------
+_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[([^\[\]]*)\]")
+_ROOT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ABSENT = object()
+
+
+def _reference(token: str) -> tuple[str, list[tuple[str, Any]]] | None:
+    """``NAME``, ``NAME.attr``, ``NAME[0]``, ``NAME[key]`` (or ``NAME['key']``) as the root name and its steps;
+    None when ``token`` is not one (a path)."""
+    root = _ROOT.match(token)
+    if root is None or keyword.iskeyword(root.group()):
+        return None
+    steps: list[tuple[str, Any]] = []
+    at = root.end()
+    while at < len(token):
+        step = _STEP.match(token, at)
+        if step is None:
+            return None
+        if step.group(1) is not None:
+            steps.append(("attr", step.group(1)))
+        else:
+            key = step.group(2).strip()
+            quoted = len(key) >= 2 and key[0] == key[-1] and key[0] in "'\""
+            steps.append(("item", key[1:-1] if quoted else int(key) if re.fullmatch(r"-?\d+", key) else key))
+        at = step.end()
+    return root.group(), steps
+
+
+def _followed(value: Any, steps: list[tuple[str, Any]], token: str) -> Any:
+    """``value`` with the steps of ``token`` taken (public attributes and items only)."""
+    for kind, key in steps:
+        if kind == "attr":
+            found = getattr(value, key, _ABSENT) if not key.startswith("_") else _ABSENT
+            if found is _ABSENT:
+                raise MagicError(f"{token}: a {_kind(value)} has no attribute {key!r}")
+            value = found
+            continue
+        try:
+            if isinstance(value, Mapping):  # report.cases[case-1], and cases[7] for an id "7"
+                value = value[key] if key in value else value[str(key)]
+            else:
+                value = value[key]
+        except (KeyError, IndexError, TypeError):
+            size = f" (it has {len(value)})" if isinstance(value, (list, tuple, Mapping)) else ""
+            raise MagicError(f"{token}: no item [{key}] in a {_kind(value)}{size}") from None
+    return value
+
+
+def _is_suite_file(path: Path) -> bool:
+    """Does the file start with a suite header line (``{"type": "suite", …}``)? Reads at most 4 KiB."""
+    if not path.is_file():
+        return False
+    try:
+        with path.open("rb") as handle:
+            first = handle.read(4096).split(b"\n", 1)[0]
+        header = json.loads(first)
+    except (OSError, ValueError):
+        return False
+    return isinstance(header, dict) and header.get("type") == "suite"
+
+
+class _DiffSide:
+    """One side of ``%agentctx diff``: a run to compare (``value``), or a suite's runs by case id (``cases``)."""
+
+    def __init__(self, value: Any, label: str, which: str, cases: dict[str, Any] | None = None) -> None:
+        self.value, self.label, self.which, self.cases = value, label, which, cases
+
+    @classmethod
+    def of(cls, value: Any, label: str, which: str) -> _DiffSide:
+        from .suite import Suite, SuiteReport
+
+        if isinstance(value, Suite):
+            return cls(value, label, which, {case.id: {"turns": case.results} for case in value.cases})
+        if isinstance(value, SuiteReport):
+            return cls(value, label, which, {key: _run_of(case, label, which) for key, case in value.cases.items()})
+        return cls(_run_of(value, label, which), label, which)
+
+    def check(self) -> None:
+        """A clear error when ``diff`` cannot read this side."""
+        from .suite import turn_records
+
+        try:
+            turn_records(self.value)
+        except TypeError:
+            raise MagicError(f"diff {self.which}: {self.label} holds a {_kind(self.value)}, not a run to compare (a "
+                             "Context, a list of messages, a turn result or a list of them, a suite case, a Suite or "
+                             "a SuiteReport, or a session or suite file)") from None
+
+
+def _run_of(value: Any, label: str, which: str) -> Any:
+    """A suite case (as ``Suite.cases`` holds it, as a suite file's line, or a report's case) as the turns it
+    produced; anything else as it is."""
+    from .suite import CaseReport
+
+    if isinstance(value, CaseReport):
+        if not value.results and value.reason:
+            raise MagicError(f"diff {which}: case {value.id!r} of {label} did not run ({value.status}: "
+                             f"{value.reason.splitlines()[0]})")
+        return {"turns": value.results}
+    if isinstance(value, Mapping) and "calls" in value and isinstance(value.get("results"), list):
+        return {"turns": value["results"]}
+    if all(hasattr(value, name) for name in ("id", "turns", "calls", "results")):
+        return {"turns": value.results}
+    return value
+
+
+def _picked(old: _DiffSide, new: _DiffSide, case: str) -> tuple[_DiffSide, _DiffSide]:
+    """``--case ID``: that case of each side that is a suite."""
+    if old.cases is None and new.cases is None:
+        raise MagicError(f"diff: --case {case} picks a case of a suite, and neither A ({old.label}) nor B "
+                         f"({new.label}) is one")
+    picked = []
+    for side in (old, new):
+        if side.cases is None:
+            picked.append(side)
+            continue
+        if case not in side.cases:
+            known = ", ".join(list(side.cases)[:10]) + (", …" if len(side.cases) > 10 else "")
+            raise MagicError(f"diff {side.which}: no case {case!r} in {side.label} (its cases: {known or 'none'})")
+        picked.append(_DiffSide(side.cases[case], f"{side.label}[{case}]", side.which))
+    return picked[0], picked[1]
+
+
+class SuiteDiff:
+    """Two suites compared case by case by id (``%agentctx diff`` of two suite files, a Suite, a SuiteReport):
+    ``diffs[id]`` is the case's :class:`~agentctx_widgets.suite.Diff`, ``status[id]`` ``same``, ``changed``,
+    ``removed`` (only in A) or ``added`` (only in B). Text in a terminal, static HTML in a notebook."""
+
+    def __init__(self, diffs: dict[str, Any], status: dict[str, str], labels: tuple[str, str]) -> None:
+        self.diffs, self.status, self.labels = diffs, status, labels
+
+    @classmethod
+    def of(cls, old: _DiffSide, new: _DiffSide) -> SuiteDiff:
+        from .suite import diff
+
+        before, after = old.cases or {}, new.cases or {}
+        diffs, status = {}, {}
+        for key in dict.fromkeys([*before, *after]):
+            diffs[key] = diff(before.get(key, {"turns": []}), after.get(key, {"turns": []}))
+            status[key] = ("added" if key not in before else "removed" if key not in after
+                           else "same" if diffs[key].same else "changed")
+        return cls(diffs, status, (old.label, new.label))
+
+    @property
+    def same(self) -> bool:
+        return all(status == "same" for status in self.status.values())
+
+    @property
+    def changed(self) -> list[str]:
+        """The ids of the cases that differ (changed, or on one side only), in order."""
+        return [key for key, status in self.status.items() if status != "same"]
+
+    def _said(self, status: str) -> str:
+        return {"added": f"only in {self.labels[1]}", "removed": f"only in {self.labels[0]}"}.get(status, status)
+
+    def headline(self) -> str:
+        counts: dict[str, int] = {}
+        for status in self.status.values():
+            counts[status] = counts.get(status, 0) + 1
+        parts = [f"{counts[status]} {self._said(status)}" for status in ("changed", "removed", "added", "same")
+                 if counts.get(status)]
+        return f"{len(self.status)} case{'s' * (len(self.status) != 1)}: {', '.join(parts) or 'none on either side'}"
+
+    def __str__(self) -> str:
+        lines = [self.headline()]
+        for key in self.changed:
+            lines.append(f"case {key}: {self._said(self.status[key])}")
+            lines.extend(f"  {line}" if line else line for line in str(self.diffs[key]).splitlines())
+        same = [key for key, status in self.status.items() if status == "same"]
+        if same and self.changed:
+            lines.append(f"same: {', '.join(same)}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<SuiteDiff: {self.headline()}>"
+
+    def to_html(self) -> str:
+        """The differing cases, each a side-by-side diff under its id (static HTML, no JavaScript)."""
+        from .html.common import esc
+        from .suite.diff_html import DIFF_CSS
+
+        parts = [f'<div class="actx-diff"><style>{DIFF_CSS}</style><div class="actx-diff-head">{esc(self.headline())}'
+                 "</div>"]
+        for key in self.changed:
+            status = self.status[key]
+            parts.append(f'<details open data-case="{esc(key)}"><summary><span class="actx-diff-status '
+                         f'actx-diff-{status}">{esc(self._said(status))}</span> · case {esc(key)}</summary>'
+                         f"{self.diffs[key].to_html()}</details>")
+        same = [key for key, status in self.status.items() if status == "same"]
+        if same and self.changed:
+            parts.append(f'<div class="actx-diff-head">same: {esc(", ".join(same))}</div>')
+        return "".join(parts) + "</div>"
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": str(self), "text/html": self.to_html()}
 
 
 def keep_question_marks(lines: list[str]) -> list[str]:
