@@ -21,7 +21,9 @@ from agentctx_widgets.context import follow
 from agentctx_widgets.context.follow import SessionFollower
 from agentctx_widgets.widget.watch import Watcher
 
-HANG = 600.0  # only a hang ends a wait; no wait is a budget
+pytestmark = pytest.mark.timeout(120)  # a hang fails the test, as in the other hardening tests
+
+HANG = 100.0  # only a hang ends a wait (before the 120 s timeout, naming what never happened); no wait is a budget
 
 
 def user(text: str) -> bytes:
@@ -34,6 +36,13 @@ def until(predicate: Any, what: str) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"never happened: {what}")
         time.sleep(0.01)
+
+
+def closed(watcher: Watcher) -> None:
+    """``close()`` returns once the polling thread has ended (it waits for it; nothing is left running)."""
+    watcher.close()
+    assert not watcher._thread.is_alive() and not watcher.alive
+
 
 
 def test_bad_lines_past_twenty_are_counted_in_bounded_memory(tmp_path: Path) -> None:
@@ -82,22 +91,24 @@ def test_the_watcher_reads_on_at_once_while_behind(tmp_path: Path, monkeypatch: 
         assert watcher.bad_lines == 2 << 16 and watcher.alive
         assert len(watcher.errors) <= 4 * (follow.BAD_LINES_PER_POLL + 1)
     finally:
-        watcher.close()
+        closed(watcher)
 
 
 def test_a_watcher_that_dies_says_so_on_the_object_and_in_the_view(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(user("hello"))
     watcher = Watcher(path, interval=0.01)
-    until(lambda: len(watcher.context) == 1, "the first line read")
+    try:
+        until(lambda: len(watcher.context) == 1, "the first line read")
 
-    def die() -> list:
-        raise SystemExit("the thread was told to exit")  # not an Exception: the poll's own guard lets it through
+        def die() -> list:
+            raise SystemExit("the thread was told to exit")  # not an Exception: the poll's own guard lets it through
 
-    watcher._follower.poll = die  # type: ignore[method-assign]
-    until(lambda: not watcher.alive, "the watcher stopped")
-    assert watcher.error == "SystemExit: the thread was told to exit"
-    assert "stopped (SystemExit: the thread was told to exit)" in repr(watcher)
-    shown = watcher.view.state()["header"]["diagnostics"] or []
-    assert any(item["code"] == "watch_died" for item in shown)
-    watcher.close()
+        watcher._follower.poll = die  # type: ignore[method-assign]
+        until(lambda: not watcher.alive, "the watcher stopped")
+        assert watcher.error == "SystemExit: the thread was told to exit"
+        assert "stopped (SystemExit: the thread was told to exit)" in repr(watcher)
+        shown = watcher.view.state()["header"]["diagnostics"] or []
+        assert any(item["code"] == "watch_died" for item in shown)
+    finally:
+        closed(watcher)
