@@ -81,6 +81,16 @@ def sdk_arguments(create: Callable[..., Any], request: dict) -> dict:
     return arguments
 
 
+PROVIDERS: dict[str, tuple[str, str, str]] = {
+    "openai": ("openai_chat", "OpenAIChatModel", "OpenAI Chat Completions, or any compatible server (OPENAI_BASE_URL)"),
+    "openai-responses": ("openai_responses", "OpenAIResponsesModel", "the OpenAI Responses API"),
+    "anthropic": ("anthropic", "AnthropicModel", "Anthropic Messages"),
+}
+"""``provider:model`` spec prefix → (module under agentctx_widgets.models, class, what it talks to): the
+SDK connectors. Here, below them, so that :attr:`SdkModel.spec` reads it without importing anything
+above; ``registry.model_from_spec`` builds a model from it."""
+
+
 @dataclass(frozen=True)
 class Provider:
     """One provider's pieces. :meth:`open` starts the stream on the SDK client's ``endpoint``."""
@@ -148,8 +158,6 @@ class SdkModel:
     @property
     def spec(self) -> str:
         """``provider:model`` as ``model_from_spec`` and the magics' ``--model`` spell it."""
-        from .registry import PROVIDERS
-
         prefix = next((name for name, (_, cls, _) in PROVIDERS.items() if cls == type(self).__name__), self.provider.name)
         return f"{prefix}:{self.model}"
 

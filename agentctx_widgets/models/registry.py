@@ -1,20 +1,20 @@
 """``provider:model`` specs (``openai:gpt-4.1-mini``, ``anthropic:claude-sonnet-4-5``) → model objects.
 
-One table, read by the magics' ``--model`` and by :func:`model_from_spec`. For a local
-OpenAI-compatible server, ``openai:NAME`` with ``OPENAI_BASE_URL`` set (Ollama, vLLM, llama.cpp).
+One table (``connector.PROVIDERS``), read by the magics' ``--model`` and by :func:`model_from_spec`.
+For a local OpenAI-compatible server, ``openai:NAME`` with ``OPENAI_BASE_URL`` set (Ollama, vLLM,
+llama.cpp). The connector modules are imported here, plainly: importing them loads no SDK.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-PROVIDERS: dict[str, tuple[str, str, str]] = {
-    "openai": ("openai_chat", "OpenAIChatModel", "OpenAI Chat Completions, or any compatible server (OPENAI_BASE_URL)"),
-    "openai-responses": ("openai_responses", "OpenAIResponsesModel", "the OpenAI Responses API"),
-    "anthropic": ("anthropic", "AnthropicModel", "Anthropic Messages"),
-}
-"""Provider prefix → (module under agentctx_widgets.models, class, what it talks to)."""
+from .anthropic import AnthropicModel
+from .connector import PROVIDERS
+from .openai_chat import OpenAIChatModel
+from .openai_responses import OpenAIResponsesModel
+
+_CLASSES = {cls.__name__: cls for cls in (AnthropicModel, OpenAIChatModel, OpenAIResponsesModel)}
 
 
 def is_model_spec(text: Any) -> bool:
@@ -28,5 +28,4 @@ def model_from_spec(spec: str, **kwargs: Any) -> Any:
     if provider not in PROVIDERS or not model.strip():
         known = ", ".join(f"{name}:MODEL ({what})" for name, (_, _, what) in PROVIDERS.items())
         raise ValueError(f"model spec {spec!r}: expected provider:model, one of {known}")
-    module, cls, _ = PROVIDERS[provider]
-    return getattr(importlib.import_module(f"{__package__}.{module}"), cls)(model.strip(), **kwargs)
+    return _CLASSES[PROVIDERS[provider][1]](model.strip(), **kwargs)
