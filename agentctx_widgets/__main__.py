@@ -3,6 +3,10 @@
 The page opens from disk, offline, with no JavaScript (see ``agentctx_widgets.html``). Bad input is one
 ``agentctx: …`` line on stderr and exit code 2; a file with some unreadable lines is exported with one
 summary line naming the first few.
+
+``python -m agentctx_widgets suite check SUITE.jsonl --hooks FILE | --assistant DIR``: a regression suite
+checked offline; exit code 0 every case passed, 1 something differs, 2 bad input (``suite/cli.py``).
+Only the arguments are here: the suite package is imported when the command runs.
 """
 
 from __future__ import annotations
@@ -39,7 +43,38 @@ def _parser() -> argparse.ArgumentParser:
                         help="output messages to show under the context: a JSON list of messages, or a state "
                              "{order, messages}")
     export.add_argument("--model", help="a model name, for the usage line's share of its context window")
+    _suite_parser(commands)
     return parser
+
+
+def _suite_parser(commands: argparse._SubParsersAction) -> None:
+    suite = commands.add_parser("suite", help="check a regression suite (Suite.record wrote it) against hooks",
+                                description="Regression suites (agentctx_widgets.suite).")
+    actions = suite.add_subparsers(dest="suite_command", metavar="ACTION", required=True)
+    check = actions.add_parser(
+        "check", help="re-run every case with these hooks against its recorded answers, offline",
+        description="Re-run every case of the suite with these hooks against its recorded model answers, "
+                    "offline, and print the text diff of each case that differs. Exit code 0: every case "
+                    "passed; 1: a case changed, failed or changed the model request; 2: bad input.")
+    check.add_argument("suite", metavar="SUITE.jsonl", help="the suite file (Suite.record wrote it)")
+    given = check.add_mutually_exclusive_group(required=True)
+    given.add_argument("--hooks", metavar="FILE",
+                       help="the hooks to check with: a .js or .ts file (seed-API JavaScript hooks) or a .py "
+                            "module (its `hooks`, else its Create/Before/After/Done/Error functions)")
+    given.add_argument("--assistant", metavar="DIR", help="a Yao assistant directory to check with")
+    check.add_argument("--concurrency", metavar="N", type=_at_least_one, default=8,
+                       help="cases checked side by side (default 8; a JavaScript hook set runs one worker each)")
+    check.add_argument("--html", metavar="OUT.html", help="also write the report as a static HTML page")
+
+
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"at least 1, not {value}")
+    return value
 
 
 def _load(session: str):
@@ -108,13 +143,25 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _suite(args: argparse.Namespace) -> int:
+    from .suite.cli import SuiteCliError, main as suite_main
+
+    try:
+        return suite_main(args)
+    except SuiteCliError as exc:
+        raise _Fail(str(exc)) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    command = args.command if args.command != "suite" else f"suite {args.suite_command}"
     try:
         if args.command == "export":
             return _export(args)
+        if args.command == "suite":
+            return _suite(args)
     except _Fail as exc:
-        print(f"agentctx: {args.command}: {exc}", file=sys.stderr)
+        print(f"agentctx: {command}: {exc}", file=sys.stderr)
         return 2
     return 2  # pragma: no cover - argparse refuses unknown commands
 
