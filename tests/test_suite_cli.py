@@ -143,8 +143,6 @@ def test_html_writes_a_static_page_with_every_case_and_the_changed_ones_diff(fol
     assert one_error_line(done) == f"agentctx: suite check: --html: {folder}: is a directory; give a file name"
 
 
-@pytest.mark.xfail(strict=True, reason="a Yao turn's output carries props.data.context_id, made up per run and not "
-                                       "yet an id key of suite/records.py's Normalizer: every case reads changed")
 def test_assistant_checks_with_a_yao_assistant_directory(tmp_path):
     shutil.copytree(Path(__file__).parent / "fixtures" / "yao_runner", tmp_path / "app")
     assistant = tmp_path / "app" / "assistants" / "tests" / "runner-echo"

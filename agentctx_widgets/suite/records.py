@@ -31,7 +31,7 @@ __all__ = ["ID", "ID_KEYS", "VOLATILE_KEYS", "Normalizer", "TurnRecord", "turn_r
 
 ID_KEYS = frozenset({
     "id", "callId", "call_id", "tool_call_id", "toolCallId", "message_id", "messageId", "group_id", "block_id",
-    "thread_id", "chat_id", "request_id", "trace_id", "traceId", "chatId", "requestId",
+    "thread_id", "chat_id", "request_id", "trace_id", "traceId", "chatId", "requestId", "context_id", "contextId",
 })
 """Keys whose values are names a run makes up: each becomes ``#id``."""
 
