@@ -3,6 +3,8 @@ hooks (issue 22). The model is a real Model (its own stream of events), recorded
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 
 import orjson
@@ -172,3 +174,86 @@ def test_the_report_is_a_table_whose_changed_rows_open_to_their_diff(suite):
     assert page.count('<tr data-case="') == 3
     assert "<details><summary>turns 1, 2: outputs</summary>" in page and "<ins>" in page
     assert "<script" not in page
+
+
+CRASHY = BRIEF.replace("{ return", """{
+  const said = messages[messages.length - 1].content;
+  if (said === "crash") die();
+  if (said === "bloat") { const kept = []; while (true) kept.push(new Array(100000).fill(said)); }
+  return""")
+
+
+def test_a_case_whose_hook_kills_its_worker_or_exhausts_its_memory_is_failed_and_the_rest_go_on(tmp_path):
+    recorded = Suite.record(tmp_path / "crash.jsonl", ["one", "crash", "two", "bloat", "three"], model=Echo(),
+                            hooks=lambda: hooks_from_js(BRIEF), concurrency=1)
+    made = []
+
+    def factory():  # die() SIGKILLs this hook set's own worker process from inside the call
+        hooks = hooks_from_js(CRASHY, globals={"die": lambda: os.kill(hooks.worker_pid, signal.SIGKILL)},
+                              memory_limit=64 << 20)
+        made.append(hooks)
+        return hooks
+
+    report = recorded.check(hooks=factory, concurrency=2)
+    assert report.failed == ["case-2", "case-4"] and report.passed == ["case-1", "case-3", "case-5"]
+    died, bloated = report.cases["case-2"].reason, report.cases["case-4"].reason
+    assert died.startswith("turn 1: Create") and "JavaScript engine process ended unexpectedly" in died, died
+    assert bloated.startswith("turn 1: ") and "memory" in bloated, bloated
+    assert 1 <= len(made) <= 2
+
+
+KERNEL_CODE = """
+from agentctx_widgets import ScriptedModel, hooks_from_js
+from agentctx_widgets.suite import Suite
+import tempfile, pathlib
+BRIEF = %r
+path = pathlib.Path(tempfile.mkdtemp()) / "s.jsonl"
+echo = lambda messages: "You said: " + messages[-1]["content"][0]["text"]
+Suite.record(path, ["a", ["b", "c"], "d"], model=ScriptedModel(echo), hooks=lambda: hooks_from_js(BRIEF), concurrency=2)
+report = Suite(path).check(hooks=lambda: hooks_from_js(BRIEF.replace("{ return", '{ ctx.Send("x"); return')))
+"""
+
+
+def test_in_a_kernel_record_and_check_show_a_progress_line_updated_in_place_that_ends_as_the_report():
+    from jupyter_client.manager import start_new_kernel
+
+    from agentctx_widgets.suite.report import PROGRESS_MIME
+
+    manager, client = start_new_kernel(kernel_name="python3")
+    try:
+        sent = client.execute(KERNEL_CODE % BRIEF)
+        shown: dict[str, list[dict]] = {}  # display id -> its bundles, first shown then each update
+        while True:
+            message = client.get_iopub_msg(timeout=60)
+            if message["parent_header"].get("msg_id") != sent:
+                continue
+            kind, content = message["msg_type"], message["content"]
+            if kind in ("display_data", "update_display_data"):
+                shown.setdefault(content["transient"]["display_id"], []).append(content["data"])
+            elif kind == "error":
+                raise AssertionError("\n".join(content["traceback"]))
+            elif kind == "status" and content["execution_state"] == "idle":
+                break
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    assert len(shown) == 2  # one line for record, one for check
+    recording, checking = shown.values()
+    assert recording[0][PROGRESS_MIME] == {"verb": "recording", "done": 0, "total": 3, "counts": {}}
+    assert recording[0]["text/plain"] == "recording: 0/3 cases"
+    assert recording[-1]["text/plain"].startswith("recorded 3 cases to ")
+    assert checking[0]["text/plain"] == "checking: 0/3 cases"
+    assert '<progress max="3" value="0">' in checking[0]["text/html"]
+    assert checking[-2]["text/plain"] == "checking: 3/3 cases (3 changed)"  # the last count is always shown
+    assert checking[-1]["text/plain"].startswith("3 cases: 0 passed, 3 changed\n\ncase-1: changed")
+    assert '<table class="actx-suite">' in checking[-1]["text/html"]
+    assert checking[-1][PROGRESS_MIME]["done"] == 3
+
+
+def test_outside_a_kernel_a_run_displays_nothing(tmp_path, capsys):
+    import IPython  # imported, but no shell runs: nothing is shown
+
+    assert IPython.get_ipython() is None
+    Suite.record(tmp_path / "quiet.jsonl", ["hi"], model=Echo(), hooks=lambda: hooks_from_js(BRIEF)).check(
+        hooks=lambda: hooks_from_js(BRIEF))
+    assert capsys.readouterr() == ("", "")

@@ -6,10 +6,17 @@ text diffs of the cases that differ; in a notebook the report is a table (case, 
 Δ tokens) whose rows open to the case's side-by-side diff (``<details>``, no JavaScript, so it reads
 saved and on GitHub). ``report.assert_ok()`` raises ``AssertionError`` with the text diffs of the first
 cases that differ, so a regression notebook under nbval, or a pytest test, fails with the reason.
+
+A report of a check stopped by Ctrl-C holds the cases that finished: ``interrupted`` is true, ``total`` is
+the suite's size, and it is never ``ok``. :class:`Progress` is the line a run shows in a notebook.
 """
 
 from __future__ import annotations
 
+import sys
+import time
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +24,7 @@ from ..html.common import esc
 from .diff import Diff
 from .diff_html import DIFF_CSS, render_diff
 
-__all__ = ["STATUSES", "CaseReport", "SuiteReport"]
+__all__ = ["STATUSES", "CaseReport", "SuiteReport", "Progress", "PROGRESS_MIME"]
 
 STATUSES = ("passed", "changed", "failed", "model_changed")
 
@@ -66,8 +73,12 @@ class CaseReport:
 class SuiteReport:
     """Every case's :class:`CaseReport`, in the suite's order (the module docstring)."""
 
-    def __init__(self, cases: list[CaseReport]) -> None:
+    def __init__(self, cases: list[CaseReport], *, interrupted: bool = False, total: int | None = None) -> None:
         self.cases = {case.id: case for case in cases}
+        self.interrupted = interrupted
+        """Ctrl-C stopped the check: only the cases that finished are here."""
+        self.total = len(self.cases) if total is None else total
+        """The cases in the suite (more than ``len(cases)`` when interrupted)."""
 
     def _ids(self, status: str) -> list[str]:
         return [case.id for case in self.cases.values() if case.status == status]
@@ -90,21 +101,25 @@ class SuiteReport:
 
     @property
     def ok(self) -> bool:
-        """Every case passed."""
-        return all(case.status == "passed" for case in self.cases.values())
+        """Every case ran and passed."""
+        return not self.interrupted and all(case.status == "passed" for case in self.cases.values())
 
     def counts(self) -> dict[str, int]:
         return {status: len(self._ids(status)) for status in STATUSES}
 
     def headline(self) -> str:
-        counts = self.counts()
-        return f"{len(self.cases)} case{'s' * (len(self.cases) != 1)}: " + ", ".join(
-            f"{count} {status.replace('_', ' ')}" for status, count in counts.items() if count or status == "passed")
+        counts = ", ".join(f"{count} {status.replace('_', ' ')}" for status, count in self.counts().items()
+                           if count or status == "passed")
+        if self.interrupted:
+            return f"interrupted after {len(self.cases)} of {self.total} cases: {counts}"
+        return f"{len(self.cases)} case{'s' * (len(self.cases) != 1)}: {counts}"
 
     def assert_ok(self) -> SuiteReport:
         """This report, or ``AssertionError`` with the text diffs of the first cases that differ."""
         if self.ok:
             return self
+        if all(case.status == "passed" for case in self.cases.values()):  # interrupted, nothing differed
+            raise AssertionError(f"{self.headline()}: {self.total - len(self.cases)} cases did not run")
         differing = [case for case in self.cases.values() if case.status != "passed"]
         shown = "\n\n".join(case.text() for case in differing[:SHOWN_IN_ASSERT])
         more = len(differing) - SHOWN_IN_ASSERT
@@ -130,6 +145,81 @@ class SuiteReport:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         return {"text/plain": str(self), "text/html": self.to_html()}
+
+
+PROGRESS_MIME = "application/vnd.agentctx.suite-progress+json"
+"""The mime type of a run's progress display (``{"verb", "done", "total", "counts"}``): its text and
+HTML change while it runs, and an output checker that compares cells (nbval) can tell it by this."""
+
+PROGRESS_INTERVAL = 0.2
+"""Seconds between two updates of a progress display (the last one is always shown)."""
+
+
+class Progress:
+    """The progress line of a suite run in a notebook: shown when the run starts (IPython with a kernel
+    only, and only if IPython is already imported: a script pays nothing), updated in place through its
+    display id at most every ``PROGRESS_INTERVAL`` s, and finished as the report (or a closing line).
+    A display that fails turns the line off; the run goes on."""
+
+    def __init__(self, verb: str, total: int) -> None:
+        self.verb, self.total = verb, total
+        self.done = 0
+        self.counts: dict[str, int] = {}
+        self._shown = 0.0
+        self._handle = _display(self._bundle()) if total else None
+
+    def add(self, outcome: Any) -> None:
+        """One case finished (``outcome`` has a ``status``); ``None``: a case that did not run."""
+        if outcome is None:
+            return
+        self.done += 1
+        status = str(getattr(outcome, "status", "done"))
+        self.counts[status] = self.counts.get(status, 0) + 1
+        if self._handle is not None and (time.monotonic() - self._shown >= PROGRESS_INTERVAL
+                                         or self.done == self.total):
+            self._update(self._bundle())
+
+    def finish(self, report: SuiteReport | None, text: str | None = None) -> None:
+        """The line becomes ``report`` (its table), else ``text``."""
+        if self._handle is None:
+            return
+        bundle = report._repr_mimebundle_() if report is not None else {"text/plain": text or "",
+                                                                        "text/html": f"<div>{esc(text or '')}</div>"}
+        self._update({**bundle, PROGRESS_MIME: self._state()})
+
+    def _state(self) -> dict:
+        return {"verb": self.verb, "done": self.done, "total": self.total, "counts": dict(self.counts)}
+
+    def _bundle(self) -> dict:
+        counts = ", ".join(f"{count} {status.replace('_', ' ')}" for status, count in self.counts.items())
+        line = f"{self.verb}: {self.done}/{self.total} cases" + (f" ({counts})" if counts else "")
+        html = (f'<div class="actx-suite-progress"><progress max="{self.total}" value="{self.done}"></progress> '
+                f"{esc(line)}</div>")
+        return {"text/plain": line, "text/html": html, PROGRESS_MIME: self._state()}
+
+    def _update(self, bundle: dict) -> None:
+        self._shown = time.monotonic()
+        try:
+            self._handle(bundle)
+        except Exception:  # noqa: BLE001 - a progress line must never stop a run
+            self._handle = None
+
+
+def _display(bundle: dict) -> Callable[[dict], None] | None:
+    """Show ``bundle`` in IPython's kernel and return what updates it in place; ``None`` elsewhere (a
+    terminal, a script). IPython is looked up, never imported: a run outside it imports nothing."""
+    ipython = sys.modules.get("IPython")
+    shell = getattr(ipython, "get_ipython", lambda: None)() if ipython is not None else None
+    if shell is None or getattr(shell, "kernel", None) is None:
+        return None
+    from ..widget.saved_output import ipython_publish  # the widget layer is where Jupyter is spoken
+
+    display_id = uuid.uuid4().hex
+    try:
+        ipython_publish(bundle, display_id, False)
+    except Exception:  # noqa: BLE001 - no progress line, the run goes on
+        return None
+    return lambda update: ipython_publish(update, display_id, True)
 
 
 _REPORT_CSS = """

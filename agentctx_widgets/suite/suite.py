@@ -6,13 +6,37 @@ and writes one JSON Lines file: a header line, then one line per case with its i
 each turn produced (the messages it committed, the output messages the client got, diagnostics, usage,
 error). ``Suite(path).check(hooks=…)`` re-runs every case with the current hooks against the recorded
 answers, offline, and compares each turn with :func:`.diff.diff`: a case is ``passed``, ``changed``,
-``failed`` (a turn fails now that did not) or ``model_changed`` (the hooks now send the model a request no
-recording fits; the reason names the part of the request that changed, as ``ReplayModel``'s miss does).
+``failed`` (a turn fails now that did not: a hook that throws, hits a limit or kills its worker; the
+other cases go on) or ``model_changed`` (the hooks now send the model a request no recording fits; the
+reason names the part of the request that changed, as ``ReplayModel``'s miss does).
 
 A case is a string (one turn), a list of strings (turns in order), or a dict ``{"id", "turns", "ctx":
 {…ctx fields}, "context": [initial messages]}``. Cases run on ``concurrency`` threads. ``hooks`` may be
-a hook set or a callable that makes one (``lambda: hooks_from_js(source)``): a callable is called once per
-thread, so JavaScript hook sets, which run their calls one at a time, check cases side by side.
+a hook set or a function that makes one (``lambda: hooks_from_js(source)``, a ``functools.partial``): a
+factory is called once per thread, so JavaScript hook sets, which run their calls one at a time, check
+cases side by side (one worker process each), and the sets it made are closed when the run ends.
+
+**Ctrl-C** (a ``KeyboardInterrupt`` in the calling thread) stops a run at once: the running cases' turns
+are stopped as ``run_turn`` stops on Ctrl-C (the model stream closed, a JavaScript hook's worker killed, a
+Yao request's stop set), the queued cases never start, and :class:`SuiteInterrupted` — a
+``KeyboardInterrupt``, so a notebook's "run all" stops there as after any interrupt — is raised. For
+``check``, its ``report`` is the :class:`SuiteReport` of the cases that finished (``interrupted`` true,
+``total`` the suite's size; the cases stopped half-way are left out), and in a notebook the progress line
+becomes that report; ``record`` writes nothing (a suite file is written whole or not at all). A Python hook
+or tool busy on a worker thread finishes its current call (Python cannot stop another thread's code):
+the run waits at most ``STOP_WAIT`` seconds for it.
+
+**Secrets never reach a suite file**: the values of ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY`` and of the
+recording model's key attributes (``models.hints.model_secrets``), the values under secret-named keys
+(:data:`SECRET_KEYS`: ``Authorization``, ``x-api-key``, … in request options or ctx fields) and ``Bearer``
+tokens are written as ``***`` wherever they stand — inputs, ctx fields, recorded requests and events,
+results, error texts. A recording whose request was redacted is re-keyed, and ``check`` redacts each
+request the same way before looking it up, so a redacted suite still replays (a redacted value replays
+as ``***``).
+
+**Progress**: in a notebook (IPython with a kernel), ``record`` and ``check`` show one line — cases done
+out of the total, counts by status — updated in place (a display id), which ``check`` turns into the
+report when it ends. Anywhere else they print nothing.
 
 The file is read as untrusted input: a regular file of at most ``MAX_FILE_BYTES``, lines of at most
 ``MAX_LINE_BYTES`` checked as the session store checks its lines, each recording re-verified by
@@ -21,12 +45,15 @@ The file is read as untrusted input: a regular file of at most ``MAX_FILE_BYTES`
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import functools
 import os
+import re
 import tempfile
 import threading
 import types
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,16 +63,24 @@ import orjson
 from ..context import Context
 from ..context.safe_write import UnsafeFileError, read_regular, write_atomic
 from ..context.store import RefusedJSON, decode_json
+from ..hooks.turn_core import StopSignal, run_until_stopped
 from ..models import ReplayModel
-from ..turns import run_turn
+from ..models.hints import model_secrets
+from ..models.replay import request_key
+from ..turns import run_turn_async
 from .diff import Diff, diff
-from .report import CaseReport, SuiteReport
+from .report import CaseReport, Progress, SuiteReport
 
-__all__ = ["Suite", "SuiteFileError", "MAX_FILE_BYTES", "MAX_LINE_BYTES", "FORMAT"]
+__all__ = ["Suite", "SuiteFileError", "SuiteInterrupted", "MAX_FILE_BYTES", "MAX_LINE_BYTES", "FORMAT",
+           "SECRET_KEYS", "STOP_WAIT"]
 
 FORMAT = "agentctx-suite/1"
 MAX_FILE_BYTES = 512 << 20
 MAX_LINE_BYTES = 64 << 20
+STOP_WAIT = 5.0
+"""Seconds a run waits, after Ctrl-C, for its running cases to stop before it raises anyway."""
+PROGRESS_EVERY = 0.25
+"""Seconds between two looks of the calling thread at the cases running on the pool (progress, Ctrl-C)."""
 
 
 _CALLS = "calls.jsonl"
@@ -56,6 +91,19 @@ class SuiteFileError(ValueError):
     """A suite file that cannot be read: which file, which line, what was wrong."""
 
 
+class SuiteInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped ``record`` or ``check`` (the module docstring). ``report``: for ``check``, the
+    :class:`SuiteReport` of the cases that finished (``report.interrupted`` is true); ``None`` for ``record``."""
+
+    def __init__(self, text: str, report: SuiteReport | None = None) -> None:
+        super().__init__(text)
+        self.report = report
+
+
+class _NotRun(Exception):
+    """A case stopped by an interrupt before it finished: it is left out of the report."""
+
+
 @dataclass
 class _Case:
     id: str
@@ -64,6 +112,11 @@ class _Case:
     context: list[dict] = field(default_factory=list)
     calls: list[dict] = field(default_factory=list)
     results: list[dict] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        """As a progress line counts a recorded case."""
+        return "failed" if any(result.get("error") for result in self.results) else "recorded"
 
     def line(self) -> dict:
         return {"type": "case", "id": self.id, "turns": self.turns, "ctx": self.ctx, "context": self.context,
@@ -83,44 +136,84 @@ class Suite:
     @classmethod
     def record(cls, path: str | os.PathLike, cases: Iterable[Any], *, model: Any, hooks: Any = None,
                assistant: Any = None, concurrency: int = 8, **turn_options: Any) -> Suite:
-        """Run ``cases`` against ``model`` and write the suite file at ``path`` (replacing it)."""
+        """Run ``cases`` against ``model`` and write the suite file at ``path`` (replacing it), its secrets
+        redacted. Ctrl-C raises :class:`SuiteInterrupted` and writes nothing."""
         parsed = [_parse_case(case, index) for index, case in enumerate(cases)]
         _check_ids(parsed)
-        runner = _Runner(hooks, assistant, turn_options)
+        _check_concurrency(concurrency)
+        runner = _Runner(hooks, assistant, turn_options, _Redactor(model_secrets(model)))
+        progress = Progress("recording", len(parsed))
         try:
-            recorded = _map(lambda case: runner.record(case, model), parsed, concurrency)
+            recorded, interrupted = _run_all(lambda case: runner.record(case, model), parsed, concurrency, runner,
+                                             progress)
         finally:
             runner.close()
+        if interrupted:
+            done = sum(case is not None for case in recorded)
+            progress.finish(None, f"recording interrupted: {done} of {len(parsed)} cases recorded, nothing written")
+            raise SuiteInterrupted(f"Suite.record interrupted: {done} of {len(parsed)} cases recorded; nothing "
+                                   f"written to {path} (a suite file is written whole or not at all)")
         _write(Path(path), recorded)
+        progress.finish(None, f"recorded {len(recorded)} case{'s' * (len(recorded) != 1)} to {path}")
         return cls(path)
 
     def check(self, *, hooks: Any = None, assistant: Any = None, concurrency: int = 8, update: bool = False,
               model: Any = None, **turn_options: Any) -> SuiteReport:
         """Every case re-run with these hooks against its recorded answers, and compared (module docstring).
-        ``update=True`` re-records the ``model_changed`` cases with ``model`` and rewrites the file."""
+        ``update=True`` re-records the ``model_changed`` cases with ``model`` and rewrites the file.
+        Ctrl-C raises :class:`SuiteInterrupted` whose ``report`` holds the cases that finished."""
         if update and model is None:
             raise ValueError("check(update=True) re-records the model_changed cases: pass the model as model=")
-        runner = _Runner(hooks, assistant, turn_options)
+        _check_concurrency(concurrency)
+        runner = _Runner(hooks, assistant, turn_options, _Redactor(model_secrets(model)))
+        progress = Progress("checking", len(self.cases))
         try:
-            report = SuiteReport(_map(runner.check, self.cases, concurrency))
-            changed = [case for case in self.cases if case.id in report.model_changed] if update else []
-            again = {case.id: runner.record(case, model) for case in changed}
+            reports, interrupted = _run_all(runner.check, self.cases, concurrency, runner, progress)
+            report = SuiteReport([case for case in reports if case is not None], interrupted=interrupted,
+                                 total=len(self.cases))
+            if interrupted:
+                progress.finish(report)
+                raise SuiteInterrupted(f"Suite.check interrupted: {report.headline()} (the cases that finished "
+                                       "are in this exception's .report)", report)
+            again: dict[str, _Case] = {}
+            if update:
+                changed = [case for case in self.cases if case.id in report.model_changed]
+                redone, interrupted = _run_all(lambda case: runner.record(case, model), changed, concurrency,
+                                               runner, Progress("re-recording", len(changed)))
+                if interrupted:
+                    progress.finish(report)
+                    raise SuiteInterrupted(f"Suite.check(update=True) interrupted while re-recording: the file is "
+                                           f"unchanged; {report.headline()}", report)
+                again = {case.id: case for case in redone}
         finally:
             runner.close()
         if again:
             self.cases = [again.get(case.id, case) for case in self.cases]
             _write(self.path, self.cases)
+        progress.finish(report)
         return report
 
 
 class _Runner:
-    """Runs one case's turns with the given hooks (one hook set per thread when ``hooks`` is a factory)."""
+    """Runs one case's turns with the given hooks (one hook set per thread when ``hooks`` is a factory),
+    and stops every running turn on :meth:`stop`."""
 
-    def __init__(self, hooks: Any, assistant: Any, turn_options: dict) -> None:
+    def __init__(self, hooks: Any, assistant: Any, turn_options: dict, redactor: _Redactor) -> None:
         self._hooks, self._assistant, self._options = hooks, assistant, turn_options
+        self.redactor = redactor
         self._local = threading.local()
         self._made: list[Any] = []
         self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._running: set[StopSignal] = set()
+
+    def stop(self) -> None:
+        """(Any thread.) Stop every running turn and start no other."""
+        self._stopping.set()
+        with self._lock:
+            running = list(self._running)
+        for stop in running:
+            stop.set()
 
     def close(self) -> None:
         """Close the hook sets the factory made (a JavaScript set holds a worker process)."""
@@ -132,7 +225,7 @@ class _Runner:
                 close()
 
     def _hook_set(self) -> Any:
-        if not isinstance(self._hooks, types.FunctionType):  # a hook set, shared by every thread
+        if not _is_factory(self._hooks):  # a hook set (or hook functions), shared by every thread
             return self._hooks
         made = getattr(self._local, "hooks", None)
         if made is None:
@@ -141,33 +234,67 @@ class _Runner:
                 self._made.append(made)
         return made
 
-    def record(self, case: _Case, model: Any) -> _Case:
-        with tempfile.TemporaryDirectory(prefix="agentctx-suite-") as folder:
-            recording = Path(folder) / _CALLS
-            results = self._run(case, ReplayModel(recording, model=model, mode="record"))
-            calls = [orjson.loads(line) for line in recording.read_bytes().splitlines() if line.strip()] \
-                if recording.exists() else []
-        return _Case(case.id, case.turns, case.ctx, case.context, calls, results)
+    def record(self, case: _Case, model: Any) -> _Case | None:
+        try:
+            with tempfile.TemporaryDirectory(prefix="agentctx-suite-") as folder:
+                recording = Path(folder) / _CALLS
+                results = self._run(case, ReplayModel(recording, model=model, mode="record"))
+                calls = [orjson.loads(line) for line in recording.read_bytes().splitlines() if line.strip()] \
+                    if recording.exists() else []
+        except (_NotRun, asyncio.CancelledError):
+            return None
+        return self.redactor.case(_Case(case.id, case.turns, case.ctx, case.context, calls, results))
 
-    def check(self, case: _Case) -> CaseReport:
+    def check(self, case: _Case) -> CaseReport | None:
         try:
             with tempfile.TemporaryDirectory(prefix="agentctx-suite-") as folder:
                 recording = Path(folder) / _CALLS
                 recording.write_bytes(b"".join(orjson.dumps(call) + b"\n" for call in case.calls))
-                results = self._run(case, ReplayModel(recording, mode="replay"))
+                results = self._run(case, _Redacting(ReplayModel(recording, mode="replay"), self.redactor))
+        except (_NotRun, asyncio.CancelledError):
+            return None
         except Exception as failure:  # noqa: BLE001 - a case that crashes is failed, the rest go on
-            return CaseReport(case.id, "failed", reason=f"{type(failure).__name__}: {failure}")
-        return _judge(case, results)
+            return CaseReport(case.id, "failed", reason=self.redactor.text(f"{type(failure).__name__}: {failure}"))
+        return _judge(case, self.redactor.value(results))
 
-    def _run(self, case: _Case, model: ReplayModel) -> list[dict]:
+    def _run(self, case: _Case, model: Any) -> list[dict]:
+        if self._stopping.is_set():
+            raise _NotRun
         context = Context([dict(message) for message in case.context])
         results = []
         for text in case.turns:
             before = len(context)
-            result = run_turn(context, text, model=model, hooks=self._hook_set(), assistant=self._assistant,
-                              check=False, **{**self._options, **case.ctx})
+            result = self._turn(context, text, model, case.ctx)
             results.append(_turn_of(context.messages()[before:], result))
         return results
+
+    def _turn(self, context: Context, text: Any, model: Any, ctx: dict) -> Any:
+        """One ``run_turn``, stoppable from another thread: a pool thread gets no Ctrl-C, so :meth:`stop`
+        sets this turn's ``StopSignal`` (its task cancelled, its JavaScript hook's worker killed)."""
+        hooks = self._hook_set()
+        stop = StopSignal()
+        wake = getattr(hooks, "interrupt", None)
+        unwake = stop.on_stop(wake) if callable(wake) else (lambda: None)
+        with self._lock:
+            self._running.add(stop)
+        if self._stopping.is_set():
+            stop.set()
+        try:
+            result = run_until_stopped(lambda: run_turn_async(
+                context, text, model=model, hooks=hooks, assistant=self._assistant, check=False,
+                **{**self._options, **ctx}), stop)
+        finally:
+            with self._lock:
+                self._running.discard(stop)
+            unwake()
+        if stop.is_set():  # it ended as the stop came (a killed hook's failure, say): not this case's outcome
+            raise _NotRun
+        return result
+
+
+def _is_factory(hooks: Any) -> bool:
+    """A function that makes a hook set (called once per thread), not hooks themselves."""
+    return isinstance(hooks, (types.FunctionType, types.MethodType, functools.partial))
 
 
 def _turn_of(messages: list[dict], result: Any) -> dict:
@@ -196,19 +323,57 @@ def _miss_text(error: dict) -> str:
     return text.split("\n(record it:", 1)[0] + "\n(re-record it: suite.check(update=True, model=<a real model>))"
 
 
-def _map(work: Callable[[Any], Any], items: list[Any], concurrency: int) -> list[Any]:
-    if concurrency < 1:
-        raise ValueError(f"concurrency must be at least 1, not {concurrency}")
-    if concurrency == 1 or len(items) < 2:
-        return [work(item) for item in items]
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="agentctx-suite") as pool:
-        futures = [pool.submit(work, item) for item in items]
+def _check_concurrency(concurrency: Any) -> None:
+    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
+        raise ValueError(f"concurrency must be an int of at least 1, not {concurrency!r}")
+
+
+def _run_all(work: Callable[[Any], Any], items: list[Any], concurrency: int, runner: _Runner,
+             progress: Progress) -> tuple[list[Any], bool]:
+    """``work`` of every item (``None`` for an item not run), and whether Ctrl-C stopped the run. With
+    ``concurrency`` 1 the items run here, where a turn takes Ctrl-C itself; else on a pool, watched from
+    here every ``PROGRESS_EVERY`` s; on Ctrl-C the running turns are stopped and the queued items dropped."""
+    results: list[Any] = [None] * len(items)
+    try:
+        if concurrency == 1 or len(items) < 2:
+            for index, item in enumerate(items):
+                results[index] = work(item)
+                progress.add(results[index])
+        else:
+            _run_pool(work, items, concurrency, runner, results, progress)
+    except KeyboardInterrupt:
+        runner.stop()
+        return results, True
+    return results, False
+
+
+def _run_pool(work: Callable[[Any], Any], items: list[Any], concurrency: int, runner: _Runner,
+              results: list[Any], progress: Progress) -> None:
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="agentctx-suite")
+    futures = {pool.submit(work, item): index for index, item in enumerate(items)}
+    pending = set(futures)
+    try:
+        while pending:
+            done, pending = concurrent.futures.wait(pending, timeout=PROGRESS_EVERY,
+                                                    return_when=concurrent.futures.FIRST_COMPLETED)
+            for future in done:
+                results[futures[future]] = future.result()
+                progress.add(results[futures[future]])
+    except BaseException:  # Ctrl-C, or a case's own bug: stop the others, keep what finished
+        runner.stop()
+        pool.shutdown(wait=False, cancel_futures=True)
+        # wait() counts a cancelled future as done only once a pool thread has seen it, which the dropped
+        # queue's never are: wait for the running ones alone
+        running = [future for future in pending if not future.cancelled()]
         try:
-            return [future.result() for future in futures]
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
+            concurrent.futures.wait(running, timeout=STOP_WAIT)
+        except KeyboardInterrupt:  # a second Ctrl-C: do not wait any longer
+            pass
+        for future in pending:
+            if future.done() and not future.cancelled() and future.exception() is None:
+                results[futures[future]] = future.result()
+        raise
+    pool.shutdown(wait=True)
 
 
 def _parse_case(case: Any, index: int) -> _Case:
@@ -249,6 +414,104 @@ def _check_ids(cases: list[_Case]) -> None:
         if case.id in seen:
             raise ValueError(f"cases[{index}]: id {case.id!r} is also cases[{seen[case.id]}]'s; ids must differ")
         seen[case.id] = index
+
+
+# ---- secrets ----
+
+SECRET_KEYS = frozenset({
+    "authorization", "proxy-authorization", "x-api-key", "api-key", "api_key", "apikey", "x-goog-api-key",
+    "openai-api-key", "anthropic-api-key", "access_token", "auth_token", "cookie", "set-cookie",
+})
+"""Keys (any case) whose string values are written as ``***`` wherever they stand in a suite file."""
+
+REDACTED = "***"
+_BEARER = re.compile(r"(?i)\b(bearer)\s+(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{12,}")
+_HINTS = (b"bearer", *(f'"{key}"'.encode() for key in SECRET_KEYS))
+
+
+class _Redactor:
+    """Blanks secrets (the module docstring) out of JSON values: a copy where something changed."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        found = {secret for secret in secrets if isinstance(secret, str) and len(secret) >= 8}
+        self.secrets = tuple(sorted(found, key=len, reverse=True))  # a key inside a longer one goes second
+        self._bytes = tuple(secret.encode() for secret in self.secrets)
+
+    def _may_hold(self, value: Any) -> bool:
+        """Cheap first look, on the value's JSON: most values hold no secret and are not walked."""
+        raw = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+        if any(secret in raw for secret in self._bytes):
+            return True
+        low = raw.lower()
+        return any(hint in low for hint in _HINTS)
+
+    def text(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, REDACTED)
+        return _BEARER.sub(rf"\1 {REDACTED}", text)
+
+    def value(self, value: Any) -> Any:
+        return self._walk(value) if self._may_hold(value) else value
+
+    def _walk(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, Mapping):
+            return {key: REDACTED if isinstance(key, str) and key.lower() in SECRET_KEYS and isinstance(item, str)
+                    and item else self._walk(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self._walk(item) for item in value]
+        return value
+
+    def found(self, value: Any) -> list[str]:
+        """The values standing under secret-named keys in ``value`` (and their ``Bearer`` tokens)."""
+        found: list[str] = []
+        pending = [value] if self._may_hold(value) else []
+        while pending:
+            item = pending.pop()
+            if isinstance(item, Mapping):
+                for key, inner in item.items():
+                    if isinstance(key, str) and key.lower() in SECRET_KEYS and isinstance(inner, str):
+                        found += [inner, *(match.group(0).split()[-1] for match in _BEARER.finditer(inner))]
+                    else:
+                        pending.append(inner)
+            elif isinstance(item, (list, tuple)):
+                pending.extend(item)
+        return found
+
+    def case(self, case: _Case) -> _Case:
+        """A recorded case as it may be written: a value found under a secret-named key anywhere in it is
+        blanked everywhere in it (a ctx field's key that a hook put in a prompt); a recording whose request
+        changed is re-keyed (its key is its request's hash, and ``check`` looks up each request redacted
+        the same way)."""
+        found = self.found(case.line())
+        if found:
+            return _Redactor([*self.secrets, *found])._case(case)
+        return self._case(case)
+
+    def _case(self, case: _Case) -> _Case:
+        calls = []
+        for call in case.calls:
+            redacted = self.value(call)
+            if redacted is not call and isinstance(redacted.get("request"), dict):
+                redacted["key"] = request_key(redacted["request"])
+                redacted["model"] = redacted["request"].get("model")
+            calls.append(redacted)
+        return _Case(self.text(case.id), self.value(case.turns), self.value(case.ctx), self.value(case.context),
+                     calls, self.value(case.results))
+
+
+class _Redacting:
+    """A replaying model that looks each request up redacted, as the recordings were written."""
+
+    def __init__(self, model: ReplayModel, redactor: _Redactor) -> None:
+        self.model, self._redactor = model, redactor
+
+    def stream(self, messages: list[dict], *, options: dict | None = None) -> Any:
+        return self.model.stream(self._redactor.value(messages), options=self._redactor.value(options))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.model, name)
 
 
 # ---- reading a suite file ----
