@@ -9,7 +9,8 @@ It changes nothing unless nbval collected the tests, and only how nbval *compare
   update_display_data``), so it would compare the view as the cell left it with the view as the whole
   notebook left it, and a regression notebook with a view cell could never pass. nbval already skips
   the widget-view mime for a like reason (its data is a random model id). What the view shows is
-  pinned by the cells that change it: each settled turn's document, compared as usual.
+  pinned by the cells that change it: each settled turn's document, compared as usual. A suite run's
+  progress line (``suite/report.py``) is updated in place the same way, and is compared the same way.
 - **The readable outputs are compared first.** nbval reports only the first difference it finds, in
   the order the outputs came; a turn document's HTML comes before the cell's printed lines, so a failed
   turn was reported as a truncated diff of markup. Streams (stdout, stderr) and then ``text/plain``
@@ -25,10 +26,17 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from agentctx_widgets.suite.report import PROGRESS_MIME
 from agentctx_widgets.widget.saved_output import SAVED_VIEW_MIME
 
 VIEW_MARKER = "a ContextView (its content is compared in the cells that change it)"
 """What a view's output is compared as, in both the reference and the fresh run."""
+
+UPDATED_IN_PLACE = {
+    SAVED_VIEW_MIME: VIEW_MARKER,
+    PROGRESS_MIME: "a suite run's progress (its report is compared where it is displayed)",
+}
+"""Outputs that change after their cell ran (``update_display``), and the marker each is compared as."""
 
 READ_FIRST = ("text/plain",)
 """Mime types a person reads, moved to the front of an output's data."""
@@ -36,15 +44,16 @@ READ_FIRST = ("text/plain",)
 
 def for_comparison(outputs: list[Any]) -> list[Any]:
     """``outputs`` (nbformat output dicts) as this plugin has nbval compare them: streams first, each view
-    output's data replaced by ``VIEW_MARKER``, ``text/plain`` before the other mime types. Copies; the
+    output's (and suite progress output's) data replaced by its ``UPDATED_IN_PLACE`` marker, ``text/plain`` before the other mime types. Copies; the
     notebook's outputs are untouched."""
     compared = []
     for output in outputs:
         data = output.get("data") if hasattr(output, "get") else None
         if isinstance(data, dict):
             output = copy.copy(output)
-            if SAVED_VIEW_MIME in data:
-                output["data"] = {SAVED_VIEW_MIME: VIEW_MARKER}
+            updated = next((mime for mime in UPDATED_IN_PLACE if mime in data), None)
+            if updated is not None:
+                output["data"] = {updated: UPDATED_IN_PLACE[updated]}
             else:
                 first = {key: data[key] for key in READ_FIRST if key in data}
                 output["data"] = {**first, **{key: value for key, value in data.items() if key not in first}}

@@ -108,7 +108,7 @@ def test_help_for_one_command(ip: Any, text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "fragments"),
     [
-        ("bogus x", ("unknown command 'bogus'", "show, usage, hooks, run, load, replay, watch, export, help")),
+        ("bogus x", ("unknown command 'bogus'", "show, usage, hooks, run, load, replay, watch, export, diff, help")),
         ('show "unclosed', ("cannot split", "no closing quotation")),
         ("show", ("show: the following arguments are required: CTX",)),
         ("show a b", ("show: unrecognized arguments: b",)),

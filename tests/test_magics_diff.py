@@ -1,6 +1,6 @@
 """``%agentctx diff A B`` in a real IPython shell (issue 22): two runs compared turn by turn, A and B named
 as variables (or a step inside one) or as session / suite files; two suites compared case by case by id.
-Expected texts are written out by hand from the diff's rules (suite/diff.py's text form)."""
+Expected texts are written out by hand from the diff's rules (suite/compare.py's text form)."""
 
 from __future__ import annotations
 

@@ -19,6 +19,7 @@ from nbclient import NotebookClient
 
 import agentctx_widgets
 from agentctx_widgets.nbval_plugin import VIEW_MARKER, for_comparison
+from agentctx_widgets.suite.report import PROGRESS_MIME
 from agentctx_widgets.widget.saved_output import SAVED_VIEW_MIME
 
 SANITIZER = Path(agentctx_widgets.__file__).with_name("nbval_sanitize.cfg")
@@ -100,3 +101,13 @@ def test_comparison_order_and_markers_leave_the_outputs_untouched() -> None:
     assert [o["output_type"] for o in compared] == ["stream", "display_data", "display_data"]
     assert compared[1]["data"] == {SAVED_VIEW_MIME: VIEW_MARKER}
     assert list(compared[2]["data"]) == ["text/plain", "text/html"]
+
+
+def test_a_suite_progress_line_is_compared_as_a_marker_not_as_the_count_it_reached() -> None:
+    def progress(done: int) -> dict:
+        return {"output_type": "display_data", "metadata": {},
+                "data": {PROGRESS_MIME: {"done": done, "total": 4}, "text/plain": f"checking: {done}/4 cases"}}
+    reference, fresh = for_comparison([progress(4)]), for_comparison([progress(0)])
+    assert reference == fresh
+    assert list(reference[0]["data"]) == [PROGRESS_MIME]
+    assert "progress" in reference[0]["data"][PROGRESS_MIME]

@@ -108,3 +108,30 @@ def test_import_is_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_no_package_exports_a_name_one_of_its_own_modules_has():
+    """Importing ``pkg.name`` (a module) sets the attribute ``pkg.name`` to that module, so a function or class
+    a package exports under its module's name turns into the module once anything imports that module (the
+    suite's ``diff`` did: ``from agentctx_widgets import diff`` then gave a module, 'not callable')."""
+    root = importlib.import_module("agentctx_widgets").__path__[0]
+    import pathlib
+
+    clashes = []
+    for init in sorted(pathlib.Path(root).rglob("__init__.py")):
+        package = ".".join(init.parent.relative_to(pathlib.Path(root).parent).parts)
+        modules = {path.stem for path in init.parent.glob("*.py")} | {path.parent.name for path in init.parent.glob("*/__init__.py")}
+        exported = set(getattr(importlib.import_module(package), "__all__", ()))
+        clashes += [f"{package}.{name}" for name in sorted(exported & modules)]
+    assert clashes == []
+
+
+def test_the_front_door_diff_is_the_function_after_the_suite_modules_load():
+    import subprocess
+    import sys
+
+    code = ("import agentctx_widgets.suite.suite, agentctx_widgets.suite.report\n"
+            "import agentctx_widgets, agentctx_widgets.suite\n"
+            "print(callable(agentctx_widgets.diff), callable(agentctx_widgets.suite.diff))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "True"]

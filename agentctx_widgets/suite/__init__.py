@@ -13,13 +13,13 @@ from typing import Any
 
 _HOMES: dict[str, str] = {
     **dict.fromkeys(("MISSING", "Change", "TurnDiff"), "changes"),
-    **dict.fromkeys(("Diff", "diff"), "diff"),
+    **dict.fromkeys(("Diff", "diff"), "compare"),
     **dict.fromkeys(("ID", "ID_KEYS", "VOLATILE_KEYS", "Normalizer", "TurnRecord", "turn_records"), "records"),
-    **dict.fromkeys(("STATUSES", "CaseReport", "SuiteReport"), "report"),
-    **dict.fromkeys(("FORMAT", "Suite", "SuiteFileError"), "suite"),
+    **dict.fromkeys(("STATUSES", "CaseReport", "SuiteReport", "Progress", "PROGRESS_MIME"), "report"),
+    **dict.fromkeys(("FORMAT", "Suite", "SuiteFileError", "SuiteInterrupted", "SECRET_KEYS", "STOP_WAIT"), "suite"),
 }
 
-__all__ = ["Suite", "SuiteReport", "CaseReport", "SuiteFileError", "STATUSES", "FORMAT", "diff", "Diff", "TurnDiff",
+__all__ = ["Suite", "SuiteReport", "CaseReport", "SuiteFileError", "SuiteInterrupted", "STATUSES", "FORMAT", "diff", "Diff", "TurnDiff",
            "Change", "MISSING", "Normalizer", "TurnRecord", "turn_records", "ID", "ID_KEYS", "VOLATILE_KEYS"]
 
 

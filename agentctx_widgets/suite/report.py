@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..html.common import esc
-from .diff import Diff
+from .compare import Diff
 from .diff_html import DIFF_CSS, render_diff
 
 __all__ = ["STATUSES", "CaseReport", "SuiteReport", "Progress", "PROGRESS_MIME"]

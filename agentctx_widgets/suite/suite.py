@@ -68,7 +68,7 @@ from ..models import ReplayModel
 from ..models.hints import model_secrets
 from ..models.replay import request_key
 from ..turns import run_turn_async
-from .diff import Diff, diff
+from .compare import Diff, diff
 from .report import CaseReport, Progress, SuiteReport
 
 __all__ = ["Suite", "SuiteFileError", "SuiteInterrupted", "MAX_FILE_BYTES", "MAX_LINE_BYTES", "FORMAT",
