@@ -5,6 +5,7 @@ repr through ``hooks.turn_result.TurnOutcome``; each prints as it did before the
 from __future__ import annotations
 
 import dataclasses
+from decimal import Decimal
 
 import pytest
 
@@ -13,7 +14,7 @@ from agentctx_widgets.hooks.runner import TurnResult
 from agentctx_widgets.hooks.turn_result import TurnOutcome, checked
 from agentctx_widgets.yao.runner import YaoTurnResult, run_assistant
 
-SHARED = ["response", "usage", "error", "diagnostics", "hooks_called", "console"]
+SHARED = ["response", "usage", "error", "diagnostics", "hooks_called", "console", "calls", "prices"]
 
 
 class _Assistant:
@@ -30,7 +31,8 @@ def test_both_results_hold_the_shared_fields_from_the_one_base(cls):
     for name in SHARED:
         assert name not in cls.__dict__.get("__annotations__", {}), f"{cls.__name__} declares {name} again"
         assert own[name].default is base[name].default and own[name].default_factory is base[name].default_factory
-    assert set(cls.REPR_FIELDS) == set(own) and len(cls.REPR_FIELDS) == len(own)
+    shown = {name for name, f in own.items() if f.repr}
+    assert set(cls.REPR_FIELDS) == shown and len(cls.REPR_FIELDS) == len(shown) and "prices" not in shown
 
 
 def test_the_seed_result_prints_as_before():
@@ -48,7 +50,7 @@ def test_the_yao_result_prints_as_before():
     assert repr(result) == (
         "YaoTurnResult(response={'r': 1}, next=3, events=[{'e': 1}], messages=[], usage={'u': 1}, "
         "error={'message': 'm'}, diagnostics=[], hooks_called=['Next'], console=[{'c': 2}], model_messages=[], "
-        "model_options=[], accept='standard', trace={'t': 1})")
+        "model_options=[], accept='standard', trace={'t': 1}, calls=[])")
 
 
 def test_a_result_that_holds_itself_prints_without_recursing():
@@ -75,3 +77,39 @@ def test_both_lifecycles_return_the_base():
     assert isinstance(seed, TurnResult) and isinstance(yao, YaoTurnResult)
     for result in (seed, yao):
         assert isinstance(result, TurnOutcome) and result.ok and result.usage["totalTokens"] > 0
+
+
+# gpt-4o on OpenAI's price page: $2.50 per million input tokens, $10.00 per million output tokens.
+GPT_4O_CALL = Decimal("1000") * Decimal("2.50") / 1_000_000 + Decimal("100") * Decimal("10.00") / 1_000_000
+
+
+def lookup(city: str) -> str:
+    """The weather in a city."""
+    return f"21°C in {city}"
+
+
+def test_a_seed_turn_costs_each_of_its_model_calls_priced_as_the_model_that_answered():
+    call = {"tool_calls": [{"id": "c1", "name": "lookup", "arguments": {"city": "Oslo"}}]}
+    usage = {"prompt_tokens": 1000, "completion_tokens": 100}
+    result = run_turn(Context(), "weather?", model=ScriptedModel([call, "21°C"], usage=usage, model="gpt-4o"),
+                      tools=[lookup])
+    assert result.ok and len(result.calls) == 2 and result.calls[0]["model"] == "gpt-4o"
+    assert result.cost.total == 2 * GPT_4O_CALL == Decimal("0.0070")
+    assert result.cost.calls == 2 and not result.cost.estimated and result.cost.unpriced == ()
+    assert result.cost.parts["input"] == Decimal("0.0050") and result.cost.parts["output"] == Decimal("0.0020")
+
+
+def test_a_yao_request_keeps_its_calls_and_costs_them_too():
+    usage = {"prompt_tokens": 1000, "completion_tokens": 100}
+    result = run_assistant(Context(), "hi", assistant=_Assistant(),
+                           model=ScriptedModel(["Hi"], usage=usage, model="gpt-4o"))
+    assert result.ok and [call["usage"]["inputTokens"] for call in result.calls] == [1000]
+    assert result.cost.total == GPT_4O_CALL
+
+
+def test_an_unknown_model_is_unpriced_never_free_until_prices_say_so():
+    result = run_turn(Context(), "hi", model=ScriptedModel(["Hello"]))
+    assert result.cost.total is None and result.cost.unpriced == ("scripted",) and result.cost.estimated
+    result.prices = {"scripted": "free"}
+    assert result.cost.total == 0 and result.cost.free
+    assert TurnResult().cost.total == 0 and TurnResult().cost.calls == 0

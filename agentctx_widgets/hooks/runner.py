@@ -96,8 +96,6 @@ class TurnResult(TurnOutcome):
     """How many times ``Error`` asked for, and got, a rerun."""
     model_messages: list[dict] = field(default_factory=list)
     """The Context messages the model received in its last call."""
-    calls: list[dict] = field(default_factory=list)
-    """One entry per model call: ``{"usage", "stopReason"?, "model"?, "provider"?, "rateLimits"?}``."""
     tool_results: list[dict] = field(default_factory=list)
     """The tool-result messages (type 4) the runner's tools produced, in order."""
 

@@ -1,6 +1,7 @@
 """What a turn's result has whichever lifecycle ran it: the seed's (:class:`.runner.TurnResult`) and
 today's Yao request (``yao.runner.YaoTurnResult``) both subclass :class:`TurnOutcome`, which holds the
-fields they share, ``ok``, the check that raises :class:`~.errors.TurnError`, and the repr.
+fields they share, ``ok``, ``cost`` (what the turn's model calls cost, priced by ``context.cost``), the check
+that raises :class:`~.errors.TurnError`, and the repr.
 
 Each subclass lists its fields in :attr:`TurnOutcome.REPR_FIELDS` in the order its repr has always
 shown them (a dataclass would put the base's fields first), so a result prints as it did before the
@@ -13,6 +14,7 @@ import reprlib
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
+from ..context.cost import Cost, cost_of_calls
 from .errors import TurnError
 
 __all__ = ["TurnOutcome", "checked"]
@@ -37,13 +39,26 @@ class TurnOutcome:
     """Hook names in call order (retries, tool rounds and delegations repeat them)."""
     console: list[dict] = field(default_factory=list)
     """The hooks' console lines: ``{"level", "hook", "text"}``."""
+    calls: list[dict] = field(default_factory=list)
+    """One entry per model call, in order: ``{"usage", "stopReason"?, "model"?, "provider"?, "rateLimits"?,
+    "responseModel"?}`` (the call's usage and what its stream's start and done events said)."""
+    prices: dict | None = field(default=None, repr=False)
+    """The ``prices=`` the turn was run with (your own prices, per million tokens), used by :attr:`cost`."""
 
-    REPR_FIELDS: ClassVar[tuple[str, ...]] = ("response", "usage", "error", "diagnostics", "hooks_called", "console")
-    """The fields the repr shows, in its order (each subclass lists all of its own)."""
+    REPR_FIELDS: ClassVar[tuple[str, ...]] = ("response", "usage", "error", "diagnostics", "hooks_called", "console",
+                                              "calls")
+    """The fields the repr shows, in its order (each subclass lists all of its own; ``prices`` is left out)."""
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def cost(self) -> Cost:
+        """What the turn's model calls cost: each call priced as the model that answered it (a tool round
+        trip's calls summed); ``Cost.zero()`` when no model was called, ``unpriced`` for a model no table
+        or ``prices=`` knows (never $0)."""
+        return cost_of_calls(self.calls, prices=self.prices)
 
     def raise_for_error(self: Result) -> Result:
         """This result, or :class:`TurnError` (what failed, where, a hint) when the turn failed."""

@@ -154,7 +154,7 @@ class YaoTurnResult(TurnOutcome):
     trace JSON (``trace.Trace.tree``); None when they recorded nothing (or ran with the seed's ctx)."""
 
     REPR_FIELDS = ("response", "next", "events", "messages", "usage", "error", "diagnostics", "hooks_called",
-                   "console", "model_messages", "model_options", "accept", "trace")
+                   "console", "model_messages", "model_options", "accept", "trace", "calls")
 
     @property
     def client(self) -> str:
@@ -455,6 +455,7 @@ class _Request:
         message, usage, meta = reply.message, reply.usage, reply.meta
         result = self.shared.result
         result.usage = add_usage(result.usage, usage)
+        result.calls.append({"usage": usage, **meta})
         if has_content(message):
             self.context.append(message)
         else:  # said once, as a diagnostic, instead of the store's warning about a dropped message
