@@ -78,7 +78,7 @@ def _at_least_one(text: str) -> int:
 
 
 def _load(session: str):
-    from .notebook import UnreadableSessionError, load_session
+    from .notebook import SuiteNotSessionError, UnreadableSessionError, load_session
 
     path = Path(session)
     if path.is_file() and path.stat().st_size == 0:
@@ -87,6 +87,8 @@ def _load(session: str):
         context, skipped = load_session(path)
     except FileNotFoundError:
         raise _Fail(f"{session}: no such file") from None
+    except SuiteNotSessionError as exc:
+        raise _Fail(str(exc)) from None
     except UnreadableSessionError as exc:
         raise _Fail(f"{session}: no valid line in the file, not a session file ({exc})") from None
     except (OSError, ValueError) as exc:  # SessionFileError is a ValueError

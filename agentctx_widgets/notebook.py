@@ -22,11 +22,15 @@ if TYPE_CHECKING:
     from .hooks import TurnResult
     from .widget import ContextView
 
-__all__ = ["SkippedLines", "UnreadableSessionError", "load_session", "run", "show", "usage"]
+__all__ = ["SkippedLines", "SuiteNotSessionError", "UnreadableSessionError", "load_session", "run", "show", "usage"]
 
 
 class UnreadableSessionError(ValueError):
     """A session file with no readable line (a binary file, another format)."""
+
+
+class SuiteNotSessionError(UnreadableSessionError):
+    """A regression suite's file given where a session file goes; the message says how to open it."""
 
 
 class SkippedLines(list):
@@ -46,7 +50,8 @@ def load_session(path: str | os.PathLike) -> tuple[Context, SkippedLines]:
     ``MAX_REPORTED_LINES`` + 1 of them, whatever the file holds; ``skipped.total`` counts them all).
 
     Raises ``FileNotFoundError`` for a missing file and ``UnreadableSessionError`` for a file with no readable line
-    (a binary file, another format): an empty context would hide that.
+    (a binary file, another format): an empty context would hide that; and for a regression suite's file
+    (``Suite.record`` writes JSON Lines too, which the store would read as records), saying how to open it.
     """
     file = Path(path).expanduser()
     if not file.exists() and not file.is_symlink():
@@ -58,7 +63,22 @@ def load_session(path: str | os.PathLike) -> tuple[Context, SkippedLines]:
     skipped.total = sum(getattr(warning.message, "lines", 1) for warning in caught)
     if skipped and len(context) == 0:
         raise UnreadableSessionError(f"{file.name} has no readable line ({skipped.total} skipped; first: {skipped[0]})")
+    _refuse_a_suite(file, context)
     return context, skipped
+
+
+def _refuse_a_suite(file: Path, context: Context) -> None:
+    """A suite file's header is line 1: ``{"type": "suite", "format": "agentctx-suite/N", "cases": N}``."""
+    first = next(iter(context), None)
+    if not (isinstance(first, dict) and first.get("type") == "suite"
+            and str(first.get("format", "")).startswith("agentctx-suite/")):
+        return
+    cases = first.get("cases")
+    counted = f", {cases} case{'s' * (cases != 1)}" if isinstance(cases, int) else ""
+    raise SuiteNotSessionError(
+        f"{file.name} is a regression suite ({first['format']}{counted}), not a session file: open it with "
+        f"Suite({str(file)!r}) (its cases' turns are suite.cases[i].turns; suite.check(hooks=...) re-runs them), "
+        f"or compare two runs with %agentctx diff")
 
 
 def context_of(value: Any) -> tuple[Context, str | None]:
