@@ -29,6 +29,10 @@ def test_every_python_block_in_the_readme_runs(monkeypatch):
     answer = namespace["answer"]
     assert answer.ok and answer.response["content"] == "It is 18 °C and partly cloudy in Paris right now."
     assert answer.usage["totalTokens"] == 1068 and [m["type"] for m in namespace["weather"].messages()] == [2, 3, 4, 3]
+    # the suite example recorded two cases and checked them offline, both passing
+    report = namespace["report"]
+    assert (report.passed, report.changed, report.model_changed, report.failed) == (["case-1", "case-2"], [], [], [])
+    assert [len(case.turns) for case in namespace["suite"].cases] == [1, 2]
 
 
 def test_the_readme_lists_every_diagnostic_code():
