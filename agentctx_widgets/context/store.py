@@ -72,6 +72,8 @@ from typing import Any
 
 import orjson
 
+from .cost import Cost
+from .ledger import context_cost
 from .merge import append_message
 from .usage import message_words
 from .validate import is_record, validate_context, validate_message
@@ -196,6 +198,13 @@ class Context:
     @property
     def dir(self) -> Path | None:  # noqa: A003
         return self._dir
+
+    @property
+    def cost(self) -> Cost:
+        """What the model calls of the turns run on this context in this process cost (its lifetime cost:
+        every billed call, a failed turn's too; ``Cost.zero()`` when none ran, *unpriced* for a model no
+        table or ``prices=`` knows, never $0). Read from ``context/ledger.py``, which the runners write."""
+        return context_cost(self)
 
     def __len__(self) -> int:
         return len(self._messages)

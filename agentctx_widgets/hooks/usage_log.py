@@ -1,54 +1,59 @@
-"""Lifetime token usage of the turns run in this process (the magics' "session usage").
+"""Lifetime usage and cost of the turns run in this process (the magics' "session usage", issue 23).
 
-Each model response the runner finalises is added once (``usage_add`` is not idempotent: one call
-per billed attempt, retries included), to the session total and to its Context's total.
+The runners call :func:`record_usage` once per model response they finalise (one call per billed attempt,
+retries and failed turns included: ``usage_add`` is not idempotent). It adds the usage to the session total
+and to its Context's, and keeps what prices the call (model, provider, the turn's ``prices=``) in the
+context layer's ledger (``context/ledger.py``), which ``Context.cost`` reads too. Costs are priced when
+first read, as ``TurnResult.cost`` prices them.
 """
 
 from __future__ import annotations
 
-import threading
-import weakref
+from collections.abc import Mapping
 from typing import Any
 
-from ..context import usage_add
+from ..context import ledger
+from ..context.cost import Cost
+from ..context.ledger import ModelSpend, Spend, context_spend, session_spend
 
-_lock = threading.Lock()
-_session: dict = {}
-_turns = 0
-_by_context: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+__all__ = ["ModelSpend", "Spend", "context_cost", "context_cost_by_model", "context_spend", "context_usage",
+           "record_usage", "reset_session_usage", "session_cost", "session_spend", "session_usage"]
 
 
-def record_usage(usage: dict, context: Any = None) -> None:
-    """Add one response's usage to the session total (and to ``context``'s, when given)."""
-    global _session, _turns
-    with _lock:
-        _session = usage_add(_session, usage)
-        _turns += 1
-        if context is not None:
-            try:
-                _by_context[context] = usage_add(_by_context.get(context, {}), usage)
-            except TypeError:  # not weak-referenceable: only the session total counts it
-                pass
+def record_usage(usage: dict, context: Any = None, *, call: Mapping[str, Any] | None = None,
+                 prices: Mapping[str, Any] | None = None) -> None:
+    """Add one response's usage to the session total (and to ``context``'s, when given).
+
+    ``call``: the call's record as ``result.calls`` keeps it (``model``, ``provider``, ``responseModel``:
+    what prices it; without it the call is *unpriced*, never $0). ``prices``: the turn's ``prices=``."""
+    ledger.record_call(usage, context, call=call, prices=prices)
 
 
 def session_usage() -> dict:
-    """Usage summed over every response since the process started (or the last reset)."""
-    with _lock:
-        return {**_session, "responses": _turns}
+    """Usage summed over every response since the process started (or the last reset), and ``responses``."""
+    return ledger.session_usage()
 
 
 def context_usage(context: Any) -> dict:
-    """Usage summed over the responses committed to ``context`` by ``run_turn``."""
-    with _lock:
-        try:
-            return dict(_by_context.get(context, {}))
-        except TypeError:
-            return {}
+    """Usage summed over the responses of ``context``'s turns (``{}`` when none)."""
+    return ledger.context_usage(context)
+
+
+def context_cost(context: Any) -> Cost:
+    """What the model calls of ``context``'s turns cost in this process (``Cost.zero()`` when none): ``context.cost``."""
+    return ledger.context_cost(context)
+
+
+def context_cost_by_model(context: Any) -> dict[str, Cost]:
+    """``context``'s cost by the model that answered (first used first); ``context_spend`` adds calls and usage."""
+    return ledger.context_cost_by_model(context)
+
+
+def session_cost() -> Cost:
+    """What every model call recorded since the process started (or the last reset) cost."""
+    return ledger.session_cost()
 
 
 def reset_session_usage() -> None:
-    """Forget the session total and every per-context total."""
-    global _session, _turns
-    with _lock:
-        _session, _turns = {}, 0
-        _by_context.clear()
+    """Forget the session total and every per-context total, usage and cost."""
+    ledger.reset()
