@@ -1,4 +1,5 @@
-"""The table ``%agentctx usage`` shows: estimated tokens per message, the window share, lifetime usage.
+"""The table ``%agentctx usage`` shows: estimated tokens per message, the window share, lifetime usage,
+and what the context's turns cost (issue 23), per model, from the context layer's ledger.
 
 Pure Python (no IPython): the report is plain data with an HTML rendering for people (JupyterLab CSS
 variables, so it follows the light and dark themes) and a fixed-width text rendering that nbval compares.
@@ -17,10 +18,12 @@ from typing import Any
 import orjson
 
 from .context import estimate_context_tokens, fallback_context_window, is_record
+from .context.cost import Cost, money
+from .context.ledger import Spend, context_spend
 from .context.tiktoken_offline import offline_encoding
 from .context.types import role_of
 
-__all__ = ["MessageUsage", "UsageReport", "build_usage_report", "try_exact_counter"]
+__all__ = ["MessageUsage", "UsageReport", "build_usage_report", "cost_text", "try_exact_counter"]
 
 _PREVIEW_CHARS = 48
 _DEFAULT_ENCODING = "o200k_base"
@@ -61,6 +64,9 @@ class UsageReport:
     """The same totals for this context's own turns (None when it has none)."""
     encoding: str | None = None
     """The tiktoken encoding behind the exact counts, or None when there are none."""
+    spend: Spend | None = None
+    """What this context's turns used and cost in this kernel, by model (``context.ledger``); None when
+    the report is of a context no turn ran on (or of a plain list of messages)."""
 
     @property
     def exact_total(self) -> int | None:
@@ -98,6 +104,34 @@ class UsageReport:
             lines.append(f"  of which this context: {_sum(self.context_lifetime)}")
         return lines
 
+    def _cost_head(self) -> str:
+        assert self.spend is not None
+        total, calls = self.spend.cost, self.spend.calls
+        line = f"cost of this context's turns ({calls} model call{'s' if calls != 1 else ''}): {cost_text(total)}"
+        return line + (f"; priced by {total.source}" if total.source else "")
+
+    def _cost_table(self) -> list[list[str]]:
+        """Head and one row a model: model, calls, tokens (input + output), cost."""
+        assert self.spend is not None
+        return [["model", "calls", "tokens", "cost"]] + [
+            [m.model, f"{m.calls:,}", f"{_int(m.usage.get('totalTokens')):,}", cost_text(m.cost)]
+            for m in self.spend.models]
+
+    def _cost_lines(self) -> list[str]:
+        """The cost section of the text (none when no turn ran on the context): the total, a row a model,
+        and how to price an unpriced model."""
+        if self.spend is None:
+            return []
+        table = self._cost_table()
+        widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+        lines = [self._cost_head()]
+        for row in table:
+            cells = [row[0].ljust(widths[0]), row[1].rjust(widths[1]), row[2].rjust(widths[2]), row[3]]
+            lines.append(("  " + "  ".join(cells)).rstrip())
+        if self.spend.cost.message:
+            lines.append(f"  {self.spend.cost.message}")
+        return lines
+
     def to_text(self) -> str:
         """The fixed-width table (what nbval compares)."""
         exact = self.encoding is not None
@@ -122,6 +156,7 @@ class UsageReport:
             lines.append("  (empty context)")
         lines.append(self._total_line())
         lines.extend(self._lifetime_lines())
+        lines.extend(self._cost_lines())
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -176,6 +211,28 @@ class UsageReport:
                 f'<div style="color:var(--jp-ui-font-color2,#757575);white-space:pre">{esc(text)}</div>'
                 for text in self._lifetime_lines()
             )
+            + self._cost_html()
+            + "</div>"
+        )
+
+    def _cost_html(self) -> str:
+        if self.spend is None:
+            return ""
+        esc = html.escape
+        cell = "padding:2px 8px;border-bottom:1px solid var(--jp-border-color2,#e0e0e0);"
+        align = ["left", "right", "right", "right"]
+        head, *rows = self._cost_table()
+        heads = "".join(f'<th style="{cell}text-align:{a};font-weight:600">{esc(h)}</th>' for h, a in zip(head, align))
+        body = "".join(
+            "<tr>" + "".join(f'<td style="{cell}text-align:{a};{_cost_style(i, v)}">{esc(v)}</td>'
+                             for i, (v, a) in enumerate(zip(row, align))) + "</tr>"
+            for row in rows)
+        hint = self.spend.cost.message
+        return (
+            '<div class="agentctx-usage-cost" style="margin-top:6px">'
+            f'<div style="font-weight:600">{esc(self._cost_head())}</div>'
+            f'<table style="border-collapse:collapse"><thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>'
+            + (f'<div style="color:var(--jp-warn-color0,#b26a00)">{esc(hint)}</div>' if hint else "")
             + "</div>"
         )
 
@@ -190,6 +247,27 @@ def _sum(usage: Mapping[str, Any]) -> str:
     if isinstance(cost, (int, float)) and not isinstance(cost, bool):
         text += f", cost {cost:g}"
     return text
+
+
+def cost_text(cost: Cost) -> str:
+    """A cost for the table: ``$0.0035``, ``≈$0.0035 (estimated)``, ``$0 (free)``, ``unpriced`` (never $0 for
+    a model no table knows), ``$0.0035 + unpriced: my-model`` when only some of its calls were priced."""
+    if cost.total is None:
+        return "unpriced"
+    text = money(cost.total, cost.currency)
+    if cost.estimated:
+        text = f"≈{text} (estimated)"
+    if cost.free and cost.total == 0:
+        text += " (free)"
+    if cost.unpriced:
+        text += f" + unpriced: {', '.join(cost.unpriced)}"
+    return text
+
+
+def _cost_style(column: int, value: str) -> str:
+    numeric = "font-family:var(--jp-code-font-family,monospace);" if column else ""
+    muted = "color:var(--jp-warn-color0,#b26a00);" if column == 3 and value.startswith("unpriced") else ""
+    return numeric + muted
 
 
 def _int(value: Any) -> int:
@@ -274,8 +352,11 @@ def build_usage_report(
     context_lifetime: Mapping[str, Any] | None = None,
     exact: bool = True,
     exact_counter: tuple[str, ExactCounter] | None = None,
+    context: Any = None,
 ) -> UsageReport:
-    """Measure ``messages`` for the report; ``exact_counter`` overrides the tiktoken lookup (tests)."""
+    """Measure ``messages`` for the report; ``exact_counter`` overrides the tiktoken lookup (tests).
+    ``context``: the Context the messages are of, whose turns' cost the report shows (read from the ledger
+    ``Context.cost`` reads; nothing when no turn ran on it)."""
     items = list(messages)
     if not exact:
         exact_counter = None
@@ -304,4 +385,12 @@ def build_usage_report(
         lifetime_responses=lifetime_responses,
         context_lifetime=dict(context_lifetime) if context_lifetime else None,
         encoding=exact_counter[0] if exact_counter else None,
+        spend=_spend_of(context),
     )
+
+
+def _spend_of(context: Any) -> Spend | None:
+    if context is None:
+        return None
+    spend = context_spend(context)
+    return spend if spend.calls else None
