@@ -3,7 +3,7 @@
 The front door is the names in ``__all__``: what a notebook user types. The rest lives in its subpackage
 (``agentctx_widgets.context`` holds every name of the Agent.Context library, ``agentctx_widgets.output`` the
 Output API's errors and adapters, ``agentctx_widgets.hooks`` the hook errors, ``agentctx_widgets.yao`` the
-Yao assistants). Names load lazily (PEP 562), so ``import agentctx_widgets`` stays light and pulls in Jupyter
+Yao assistants; ``cost`` and ``Cost`` live in ``agentctx_widgets.context.cost``). Names load lazily (PEP 562), so ``import agentctx_widgets`` stays light and pulls in Jupyter
 packages only when ``ContextView`` or the magics are used.
 """
 
@@ -50,6 +50,8 @@ _EXPORTS: dict[str, str] = {
     "run": "notebook",
     "diff": "suite",
     "Suite": "suite",
+    "cost": "context.cost",  # the function: agentctx_widgets.context.cost is its module (never exported as "cost")
+    "Cost": "context.cost",
 }
 
 # Still importable from the root, not listed in ``__all__``: every seed-001 name (DESIGN.md: "every

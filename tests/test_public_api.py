@@ -41,6 +41,7 @@ FRONT_DOOR = {
     "to_html": "agentctx_widgets.html",
     "show": "agentctx_widgets.notebook", "usage": "agentctx_widgets.notebook", "run": "agentctx_widgets.notebook",
     "diff": "agentctx_widgets.suite", "Suite": "agentctx_widgets.suite",
+    "cost": "agentctx_widgets.context.cost", "Cost": "agentctx_widgets.context.cost",
 }
 
 # Names the root exported before the front door shrank: still importable from it (not listed), so code
@@ -135,3 +136,20 @@ def test_the_front_door_diff_is_the_function_after_the_suite_modules_load():
             "print(callable(agentctx_widgets.diff), callable(agentctx_widgets.suite.diff))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True", "True"]
+
+
+def test_the_front_door_cost_is_the_function_though_its_module_is_named_cost():
+    """``agentctx_widgets.context.cost`` is a module; the root's ``cost`` is its function, loaded or not, and
+    ``agentctx_widgets.context`` does not export the name (it would turn into the module: the test above)."""
+    import subprocess
+    import sys
+
+    code = ("import agentctx_widgets.context.cost, agentctx_widgets.context.ledger\n"
+            "import agentctx_widgets, types\n"
+            "from agentctx_widgets import cost, Cost\n"
+            "print(callable(cost), isinstance(agentctx_widgets.context.cost, types.ModuleType), "
+            "cost({'inputTokens': 1000, 'outputTokens': 100}, 'gpt-4o').total, Cost.__module__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # gpt-4o: 1000 * $2.50 / M + 100 * $10.00 / M = $0.0035
+    assert out.stdout.split() == ["True", "True", "0.0035", "agentctx_widgets.context.cost"]
+    assert "cost" not in importlib.import_module("agentctx_widgets.context").__all__
