@@ -255,7 +255,8 @@ def test_usage_line_counts_the_context_and_a_usage_dict():
     line = tree.find(data_testid="actx-usage").text()
     tokens = estimate_context_tokens(ctx.messages())
     assert f"≈ {tokens:,}" in line and "128K" in line
-    assert "input 1,200 · output 34 · total 1,234 tokens (provider) · cost $0.0100" in line
+    # a provider-reported cost (seed 001's usage.cost) is shown as money, and said to be the provider's
+    assert "input 1,200 · output 34 · total 1,234 tokens (provider) · cost $0.01 (provider-reported)" in line
     plain = parse(render(ctx)).find(data_testid="actx-usage").text()
     assert plain == f"≈ {tokens:,} tokens in context (estimate)"
 
@@ -740,3 +741,80 @@ def test_export_never_writes_through_a_symlink(session, tmp_path):
                            "(write to the file itself)\n".replace("('", "(to '"))
     assert precious.read_text() == "keep me" and link.is_symlink()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []  # no temporary left
+
+
+# ---- cost (issue 23) -------------------------------------------------------------------------------
+
+from agentctx_widgets.context.cost import Cost, cost as price_of  # noqa: E402
+from agentctx_widgets.html.cost import cost_from_json, cost_json, entries_cost  # noqa: E402
+
+GPT_4O_CALL = {"prompt_tokens": 1000, "completion_tokens": 100}
+"""$2.50 / $10.00 per million (OpenAI's price page): 1000 x 2.5e-6 + 100 x 1e-5 = $0.0025 + $0.001 = $0.0035."""
+
+
+def test_the_usage_line_shows_the_cost_with_where_it_came_from():
+    spent = price_of(GPT_4O_CALL, "gpt-4o")
+    tree = parse(render(Context(name="c"), usage=GPT_4O_CALL, model="gpt-4o", cost=spent))
+    shown = tree.find(data_testid="actx-cost")
+    assert shown.text() == "cost $0.0035"
+    assert tree.find(data_testid="actx-usage").text().endswith("total 1,100 tokens · cost $0.0035")
+    title = shown.attrs["title"]
+    assert title.startswith("$0.0035 USD: input $0.0025 · output $0.001\npriced by genai-prices ")
+    assert "estimated" not in title and shown.attrs["data-unpriced"] == "0"
+    assert parse(render(Context(), cost=spent.to_dict())).find(data_testid="actx-cost").text() == "cost $0.0035"
+
+
+def test_an_unknown_model_reads_unpriced_never_zero_and_an_estimate_is_marked():
+    unknown = price_of(GPT_4O_CALL, "my-local-model")
+    shown = parse(render(Context(), cost=unknown)).find(data_testid="actx-cost")
+    assert shown.text() == "cost unpriced (my-local-model)" and "$" not in shown.text()
+    assert shown.attrs["data-unpriced"] == "1" and "prices={'my-local-model'" in shown.attrs["title"]
+    both = price_of(GPT_4O_CALL, "gpt-4o") + unknown
+    assert parse(render(Context(), cost=both)).find(data_testid="actx-cost").text() == \
+        "cost $0.0035 + unpriced (my-local-model)"
+    estimated = price_of({**GPT_4O_CALL, "source": "estimate"}, "gpt-4o")
+    shown = parse(render(Context(), cost=estimated)).find(data_testid="actx-cost")
+    assert shown.text() == "cost ≈ $0.0035" and shown.attrs["data-estimated"] == "1"
+    assert "estimated: some of the usage was estimated" in shown.attrs["title"]
+    free = price_of(GPT_4O_CALL, "llama3.2", prices={"llama3.2": "free"})
+    assert parse(render(Context(), cost=free)).find(data_testid="actx-cost").text() == "cost $0 (free)"
+    with pytest.raises(TypeError, match="cost must be a Cost"):
+        render(Context(), cost=0.0035)
+
+
+def test_the_export_prices_only_messages_that_carry_usage_and_a_model(tmp_path):
+    def reply(text, **meta):
+        return {"type": 3, "content": [{"type": "text", "text": text}], **meta}
+
+    plain = Context([{"type": 2, "content": [{"type": "text", "text": "hi"}]}, reply("hello")])
+    assert entries_cost(plain.messages()) is None  # the kit's own contexts carry no usage: no cost line
+    assert parse(to_html(plain)).find_all(data_testid="actx-cost") == []
+    ask = {"type": 2, "content": [{"type": "text", "text": "q"}]}
+    priced = Context([ask, reply("a", usage=GPT_4O_CALL, model="gpt-4o"), ask, reply("b", usage=GPT_4O_CALL,
+                                                                                  model="gpt-4o")],
+                     name="priced", dir=tmp_path)
+    assert parse(to_html(priced)).find(data_testid="actx-cost").text() == "cost $0.007"  # two calls of $0.0035
+    # usage with no model, or in a shape the kit does not read: unpriced, never $0
+    unnamed = Context([reply("a", usage=GPT_4O_CALL)])
+    assert parse(to_html(unnamed)).find(data_testid="actx-cost").text() == "cost unpriced ((no model named))"
+    foreign = entries_cost([reply("a", usage={"input": 10, "output": 5}, model="gpt-4o")])
+    assert foreign.total is None and foreign.unpriced == ("(usage without token counts)",)
+    path = priced.save()
+    done = run_cli("export", str(path), "-o", str(tmp_path / "p.html"))
+    assert done.returncode == 0, done.stderr
+    page = parse((tmp_path / "p.html").read_text())
+    assert page.find(data_testid="actx-cost").text() == "cost $0.007"
+
+
+def test_the_front_end_gets_amounts_as_decimal_strings():
+    spent = price_of(GPT_4O_CALL, "gpt-4o")
+    value = cost_json(spent)
+    assert value["total"] == "0.0035" and value["parts"] == {"input": "0.0025", "output": "0.001"}
+    assert json.loads(json.dumps(value)) == value and value["message"] is None
+    back = cost_from_json(value)
+    assert back.total == spent.total and back.parts == spent.parts
+    unknown = cost_json(price_of(GPT_4O_CALL, "nope"))
+    assert unknown["total"] is None and unknown["unpriced"] == ["nope"] and "prices=" in unknown["message"]
+    assert cost_json(Cost.zero())["total"] == "0"
+    with pytest.raises(ValueError, match="total must be a decimal string"):
+        cost_from_json({"total": 0.5})

@@ -224,3 +224,29 @@ def test_a_cut_off_reply_says_so_in_the_document_of_a_turn_that_succeeded(monkey
     ctx2 = Context(name="fine")
     run(ctx2, "hi", model=ScriptedModel(["Hello"]))
     assert "diagnostic" not in documents[-1].text()
+
+
+# ---- cost (issue 23) -------------------------------------------------------------------------------
+
+def test_the_document_shows_what_the_turn_cost_beside_its_usage():
+    from agentctx_widgets.context.cost import cost
+
+    usage = {"prompt_tokens": 1000, "completion_tokens": 100}  # gpt-4o, $2.50 / $10.00 per million: $0.0035
+    ctx = Context(name="priced")
+    turn = TurnDisplay(ctx, model="gpt-4o")
+    ctx.append({"type": 2, "content": [{"type": "text", "text": "hello"}]})
+    doc = turn.settle(usage=usage, cost=cost(usage, "gpt-4o"))
+    assert doc.text().splitlines()[-1].endswith("usage: input 1,000 · output 100 · total 1,100 tokens · cost $0.0035")
+    assert 'data-testid="actx-cost"' in doc.html() and ">cost $0.0035</span>" in doc.html()
+    assert "priced by genai-prices" in doc.html()
+    # without cost=, the cost a turn run with view= gave the view; an unknown model is unpriced, never $0
+    ctx = Context(name="local")
+    turn = TurnDisplay(ctx)
+    ctx.append({"type": 2, "content": [{"type": "text", "text": "hello"}]})
+    turn.view.set_turn_cost(cost(usage, "my-local"))
+    text = turn.settle(usage=usage).text()
+    assert text.endswith("· cost unpriced (my-local)") and "$0" not in text
+    part = TurnPart(title="t", context=[], cost=cost({**usage, "source": "estimate"}, "gpt-4o").to_dict())
+    assert part.text().endswith("· cost ≈ $0.0035") and "estimated: some of the usage" in part.html()
+    with pytest.raises(ValueError, match="1 views but 2 costs"):
+        TurnDisplay(Context()).settle(cost=[None, None])

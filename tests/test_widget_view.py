@@ -148,3 +148,61 @@ def test_repr_of_a_view_sends_no_comm_message():
     for _ in range(3):
         text = repr(view)
     assert view._stream.sends == sends and "(text m) a" in text
+
+
+# ---- cost (issue 23) -------------------------------------------------------------------------------
+
+GPT_4O = {"prompt_tokens": 1000, "completion_tokens": 100}
+"""gpt-4o at $2.50 / $10.00 per million (OpenAI's price page): $0.0025 + $0.001 = $0.0035 a call."""
+
+
+def test_the_header_shows_a_turns_cost_and_the_contexts_as_decimal_strings(monkeypatch):
+    from agentctx_widgets.context.cost import cost
+    from agentctx_widgets.hooks import usage_log
+
+    monkeypatch.setattr(usage_log, "context_cost", lambda context: None)  # no lifetime known: the turns seen
+    view = ContextView(Context(name="c"), model="gpt-4o")
+    header = view.state()["header"]
+    assert "turnCost" not in header and "contextCost" not in header  # nothing until a turn says
+    class Turn:  # what the runner passes as the turn: its TurnResult
+        pass
+
+    first, second = Turn(), Turn()
+    view.set_turn_cost(cost(GPT_4O, "gpt-4o"), turn=first)
+    view.set_turn_cost(cost(GPT_4O, "gpt-4o") + cost(GPT_4O, "gpt-4o"), turn=first)  # the same turn, a second call
+    header = view.state()["header"]
+    assert header["turnCost"]["total"] == "0.007" and header["contextCost"]["total"] == "0.007"
+    view.set_turn_cost(cost(GPT_4O, "my-local"), turn=second)  # a new turn on a model no table knows
+    header = view.state()["header"]
+    assert header["turnCost"]["total"] is None and header["turnCost"]["unpriced"] == ["my-local"]
+    assert header["contextCost"]["total"] == "0.007" and header["contextCost"]["unpriced"] == ["my-local"]
+    assert view.turn_cost.unpriced == ("my-local",)
+    assert 'turn unpriced (my-local) · context $0.007 + unpriced (my-local)' in repr(view)
+    with pytest.raises(TypeError, match="expected a Cost"):
+        view.set_turn_cost(0.0035)
+    view.close()
+
+
+def test_the_contexts_cost_is_its_lifetime_cost_from_the_usage_log(monkeypatch):
+    from agentctx_widgets.context.cost import cost
+    from agentctx_widgets.hooks import usage_log
+
+    ctx = Context(name="c")
+    lifetime = {"cost": cost(GPT_4O, "gpt-4o")}
+    looked = []
+
+    def context_cost(context):
+        looked.append(context)
+        return lifetime["cost"]
+
+    monkeypatch.setattr(usage_log, "context_cost", context_cost)
+    view = ContextView(ctx)
+    assert view.state()["header"]["contextCost"]["total"] == "0.0035"
+    calls = len(looked)
+    view.state(), view.state()
+    assert len(looked) == calls  # looked up again only when the context or the turn's cost changed
+    lifetime["cost"] = cost(GPT_4O, "gpt-4o") + cost(GPT_4O, "gpt-4o") + cost(GPT_4O, "gpt-4o")
+    view.set_turn_cost(cost(GPT_4O, "gpt-4o"))
+    header = view.state()["header"]
+    assert header["turnCost"]["total"] == "0.0035" and header["contextCost"]["total"] == "0.0105"
+    view.close()

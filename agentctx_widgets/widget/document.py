@@ -3,7 +3,7 @@
 Why: a live widget shows nothing where no kernel and no JavaScript run (GitHub, nbviewer, an nbconvert
 page, a mail preview), and a notebook is a document. So a turn's cell ends holding this instead: the
 turn's messages (earlier ones as one "N earlier messages" line), the output messages, and the usage
-line, as HTML that runs no script (``agentctx_widgets.html``) and as ``text/plain`` for nbval. An
+line with what the turn cost, as HTML that runs no script (``agentctx_widgets.html``) and as ``text/plain`` for nbval. An
 output message that repeats a block of a reply shown above (the runner's copies of the reply's text,
 thinking and tool calls) is one line in both, as in the live view (docs/decisions.md).
 
@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from agentctx_widgets.context.cost import Cost
 from agentctx_widgets.html import render, usage_line
+from agentctx_widgets.html.cost import as_cost, entries_cost
 from agentctx_widgets.html.outputs import repeat_key, repeat_label, reply_keys
 
 from .transcript import MAX_LINES, message_lines, output_line
@@ -45,17 +47,26 @@ class TurnPart:
     so a regression check that fails says why in its diff."""
     diagnostics: Sequence[Mapping[str, Any]] = ()
     """The turn's diagnostics (``{code, message, where, hint}``), one line each."""
+    cost: Cost | Mapping[str, Any] | None = None
+    """What the turn cost (``TurnResult.cost``, or its ``to_dict()``), shown after the usage; without it,
+    what the turn's messages say they cost when any carries usage and a model (``html/cost.py``)."""
 
     @classmethod
     def of_state(cls, state: Mapping[str, Any], *, start: int = 0, usage: Mapping[str, Any] | None = None,
                  model: str | None = None, title: str | None = None, failure: Mapping[str, Any] | None = None,
-                 diagnostics: Sequence[Mapping[str, Any]] = ()) -> TurnPart:
+                 diagnostics: Sequence[Mapping[str, Any]] = (), cost: Cost | None = None) -> TurnPart:
         """The part for a ``ContextView.state()``."""
         header = state.get("header") or {}
         return cls(title=title or header.get("name") or "context", context=list(state.get("context") or []),
                    outputs=state.get("outputs"), start=start, pending=state.get("pending"), usage=usage,
                    model=model if model is not None else header.get("model"), failure=failure,
-                   diagnostics=tuple(diagnostics or ()))
+                   diagnostics=tuple(diagnostics or ()), cost=cost)
+
+    @cached_property
+    def priced(self) -> Cost | None:
+        """The cost shown: :attr:`cost`, else the turn's entries' own (``None``: no cost line)."""
+        given = as_cost(self.cost)
+        return given if given is not None else entries_cost(self.entries()[min(self.start, len(self.context)):])
 
     def entries(self) -> list[Any]:
         return [*self.context, self.pending] if self.pending is not None else list(self.context)
@@ -63,7 +74,7 @@ class TurnPart:
     def html(self, *, css: bool = True) -> str:
         outputs = self.outputs if self.outputs and self.outputs.get("order") else None
         page = render(self.entries(), outputs, title=self.title, usage=self.usage, model=self.model,
-                      start=min(self.start, len(self.context)), css=css)
+                      start=min(self.start, len(self.context)), css=css, cost=self.priced)
         return page + self._notes_html()
 
     def notes(self) -> list[str]:
@@ -102,7 +113,7 @@ class TurnPart:
         if len(body) > MAX_LINES:
             body = [*body[:MAX_LINES], f"… {len(body) - MAX_LINES} more lines"]
         lines += body
-        lines.append(usage_line(self.context, self.usage, self.model))
+        lines.append(usage_line(self.context, self.usage, self.model, self.priced))
         lines += self.notes()
         return "\n".join(lines)
 

@@ -33,6 +33,22 @@ class OutputsState(TypedDict):
     messages: dict[str, OutputEntry]
 
 
+class CostValue(TypedDict):
+    """A ``Cost`` as the front end gets it (``html.cost.cost_json``): amounts are decimal strings."""
+
+    total: str | None
+    """``"0.0035"``; None when nothing in it was priced (shown "unpriced", never $0)."""
+    currency: str
+    parts: dict[str, str]
+    source: str
+    estimated: bool
+    unpriced: list[str]
+    free: bool
+    calls: int
+    message: str | None
+    """How to give a price to the unpriced models (None when every call was priced)."""
+
+
 class Header(TypedDict):
     """What the view's header shows; computed from the protocol's own copy of the context."""
 
@@ -43,6 +59,10 @@ class Header(TypedDict):
     model: str | None
     rateLimits: NotRequired[dict[str, str] | None]
     diagnostics: NotRequired[list[dict[str, Any]] | None]
+    turnCost: NotRequired[CostValue]
+    """What the last turn cost (``ContextView.set_turn_cost``); absent while unknown."""
+    contextCost: NotRequired[CostValue]
+    """What the context cost in its lifetime (``hooks.usage_log``), else the turns the view was shown."""
 
 
 class ViewState(TypedDict):

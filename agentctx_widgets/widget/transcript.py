@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentctx_widgets.context.types import MessageType
+from agentctx_widgets.html.cost import cost_from_json, cost_text
 from agentctx_widgets.output.message_types import LOADING, json_text, lookup
 
 MAX_LINE = 100
@@ -40,7 +41,17 @@ def header_line(header: dict[str, Any]) -> str:
     tokens = f"~{header.get('tokens', 0):,} tokens"
     if header.get("window"):
         tokens += f" of {header['window']:,}"
-    return f'ContextView "{header.get("name") or "context"}" · {count} {noun} · {tokens}'
+    costs = "".join(f" · {label} {text}" for label, key in (("turn", "turnCost"), ("context", "contextCost"))
+                    if (text := _cost_text(header.get(key))) is not None)
+    return f'ContextView "{header.get("name") or "context"}" · {count} {noun} · {tokens}{costs}'
+
+
+def _cost_text(value: Any) -> str | None:
+    """A header's cost (``html.cost.cost_json``) as the header shows it, or None."""
+    try:
+        return cost_text(cost_from_json(value), names=True) if isinstance(value, dict) else None
+    except ValueError:
+        return None
 
 
 def message_lines(message: dict[str, Any]) -> list[str]:

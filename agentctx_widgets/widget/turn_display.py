@@ -24,6 +24,8 @@ import orjson
 
 from agentctx_widgets.hooks.errors import failure_report
 
+from agentctx_widgets.context.cost import Cost
+
 from .document import TurnDocument, TurnPart
 from .view import ContextView
 
@@ -128,20 +130,22 @@ class TurnDisplay:
         return self
 
     def settle(self, *, usage: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
-               error: Any = None, diagnostics: Sequence[Mapping[str, Any]] = ()) -> TurnDocument:
+               error: Any = None, diagnostics: Sequence[Mapping[str, Any]] = (),
+               cost: Cost | Sequence[Cost | None] | None = None) -> TurnDocument:
         """Replace the display with the turn's document and close the views; returns the document.
 
-        ``usage`` is the turn's usage (``TurnResult.usage``), or one per context. ``error`` (a failed
+        ``usage`` is the turn's usage (``TurnResult.usage``), or one per context; ``cost`` likewise
+        (``TurnResult.cost``; default: the cost a turn run with ``view=`` gave the view,
+        ``ContextView.turn_cost``). ``error`` (a failed
         turn's ``result.error``) and ``diagnostics`` are written under the first part, in its HTML and in
         the text nbval compares. Calling it again returns the same document.
         """
         if self.document is not None:
             return self.document
-        usages = list(usage) if isinstance(usage, Sequence) else [usage] * len(self.views)
-        if len(usages) != len(self.views):
-            raise ValueError(f"TurnDisplay.settle: {len(self.views)} views but {len(usages)} usages")
+        usages = self._each(usage, "usages")
+        costs = self._each(cost, "costs")
         parts = []
-        for view, start, before, used in zip(self.views, self.starts, self._before, usages, strict=True):
+        for view, start, before, used, spent in zip(self.views, self.starts, self._before, usages, costs, strict=True):
             state = view.state()
             context = state["context"]
             if start and start <= len(context) and context[start - 1] != before:
@@ -149,7 +153,8 @@ class TurnDisplay:
             first = not parts
             parts.append(TurnPart.of_state(state, start=start, usage=used, model=self._model,
                                            failure=failure_report(error) if first and error else None,
-                                           diagnostics=diagnostics if first else ()))
+                                           diagnostics=diagnostics if first else (),
+                                           cost=spent if spent is not None else view.turn_cost))
         self.document = TurnDocument(parts, css=_claim_stylesheet())
         if self._handle is not None:
             from IPython.display import display
@@ -161,6 +166,13 @@ class TurnDisplay:
         if self._box is not None:
             self._box.close()
         return self.document
+
+    def _each(self, value: Any, what: str) -> list:
+        """``value`` once per view: a sequence (a list or tuple, one per context) or one value for all."""
+        values = list(value) if isinstance(value, (list, tuple)) else [value] * len(self.views)
+        if len(values) != len(self.views):
+            raise ValueError(f"TurnDisplay.settle: {len(self.views)} views but {len(values)} {what}")
+        return values
 
     def __enter__(self) -> TurnDisplay:
         return self.show()

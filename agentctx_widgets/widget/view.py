@@ -16,7 +16,10 @@ import traitlets
 
 from agentctx_widgets.context import estimate_context_tokens, fallback_context_window
 
+from agentctx_widgets.context.cost import Cost
+
 from .bundle import BundleReference, ViewCode, forget_shared_bundle, use_shared_bundle
+from .costs import CostTally
 from .protocol_types import Header, KernelMessage, ViewState
 from .saved_output import WIDGET_VIEW_MIME, SavedDisplay, saved_bundle
 from .stream import StreamProtocol
@@ -51,6 +54,7 @@ class ContextView(anywidget.AnyWidget):
         self._view_title = title
         self._rate_limits: dict[str, str] = {}
         self._diagnostics: list[dict] = []
+        self._costs = CostTally(context)
         self._unsubscribe = None
         self._initial_snapshot = ""
         self._ready = False
@@ -99,6 +103,21 @@ class ContextView(anywidget.AnyWidget):
         self._diagnostics = [dict(item) for item in diagnostics][:MAX_DIAGNOSTICS]
         self._stream.header_changed()
 
+    def set_turn_cost(self, cost: Cost | None, *, turn: Any = None) -> None:
+        """Show what a turn cost (``TurnResult.cost``) beside the context gauge, with the context's cost.
+
+        ``turn`` names the turn (the runner passes its ``TurnResult``): a call for the same turn replaces its
+        running cost (after each model call of a tool round trip); another turn, or ``None``, starts a new one.
+        The context's cost is its lifetime cost (``hooks.usage_log``) where that is known, else the sum of the
+        turns this view was shown. ``None`` hides the turn's cost."""
+        self._costs.turn(cost, turn)
+        self._stream.header_changed()
+
+    @property
+    def turn_cost(self) -> Cost | None:
+        """The cost of the last turn given to :meth:`set_turn_cost` (``None``: none given)."""
+        return self._costs.current
+
     def clear_output(self) -> None:
         """Forget output messages (the context stays)."""
         self._stream.clear_output()
@@ -114,6 +133,7 @@ class ContextView(anywidget.AnyWidget):
             self._unsubscribe()
             self._unsubscribe = None
         self._context = context
+        self._costs = CostTally(context)
         self._stream.reset_context(self._context_messages())
         if context is not None:
             self._unsubscribe = context.subscribe(self._stream.context_change)
@@ -192,7 +212,7 @@ class ContextView(anywidget.AnyWidget):
                 window = fallback_context_window(self._window_model)
             except (TypeError, ValueError):
                 window = None
-        return {
+        header: Header = {
             "name": self._view_title or (getattr(ctx, "name", None) if ctx is not None else None) or "context",
             "count": len(messages),
             "tokens": estimate_context_tokens(messages),
@@ -201,6 +221,7 @@ class ContextView(anywidget.AnyWidget):
             "rateLimits": self._rate_limits or None,
             "diagnostics": self._diagnostics or None,
         }
+        return {**header, **self._costs.header(len(messages))}  # type: ignore[typeddict-item]
 
     def _send_message(self, message: KernelMessage) -> None:
         if self._ready and self.comm is not None:

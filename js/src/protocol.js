@@ -17,7 +17,9 @@ import { SHARED_SLOT } from "./delta.js";
  *   delta_path?: string, delta_action?: string, type_change?: boolean, group_id?: string,
  *   group_start?: boolean, group_end?: boolean, metadata?: Record<string, any>}} OutputMessage
  * @typedef {{name: string, count: number, tokens: number, window: number | null, model: string | null,
- *   rateLimits?: Record<string, string> | null, diagnostics?: Record<string, any>[] | null}} Header
+ *   rateLimits?: Record<string, string> | null, diagnostics?: Record<string, any>[] | null,
+ *   turnCost?: CostValue, contextCost?: CostValue}} Header
+ * @typedef {import("./render/cost.js").CostValue} CostValue a Cost with amounts as decimal strings
  * @typedef {{seq: number, header: Header, context: ContextMessage[], pending: ContextMessage | null,
  *   outputs: OutputsState}} ViewState
  *

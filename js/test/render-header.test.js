@@ -126,3 +126,52 @@ describe("diagnostics", () => {
     expect(byId(root, "actx-diagnostics").textContent).toContain("<img src=x onerror=alert(1)>");
   });
 });
+
+describe("header cost (issue 23)", () => {
+  const priced = { total: "0.0035", currency: "USD", parts: { input: "0.0025", output: "0.001" },
+    source: "genai-prices 0.2.3 (bundled data)", estimated: false, unpriced: [], free: false, calls: 1, message: null };
+
+  test("the turn's and the context's cost beside the gauge, with where the figure came from", () => {
+    // 1000 prompt + 100 completion tokens of gpt-4o at $2.50 / $10.00 per million: 0.0025 + 0.001
+    const root = render({ tokens: 10, window: 1000, turnCost: priced, contextCost: { ...priced, total: "0.007", calls: 2 } });
+    const turn = byId(root, "actx-turn-cost");
+    expect(byId(root, "actx-cost").hidden).toBe(false);
+    expect(turn.textContent).toBe("turn $0.0035");
+    expect(byId(root, "actx-context-cost").textContent).toBe("context $0.007");
+    expect(turn.title).toBe("$0.0035 USD: input $0.0025 · output $0.001\npriced by genai-prices 0.2.3 (bundled data)");
+    expect(turn.dataset.unpriced).toBe("0");
+    // it sits between the rate limits and the gauge
+    expect(byId(root, "actx-cost").nextElementSibling).toBe(byId(root, "actx-gauge"));
+  });
+
+  test("an unknown model reads unpriced, never $0, and the title says how to give prices=", () => {
+    const message = "unpriced: my-local — genai-prices has no price for it; give one …";
+    const root = render({ turnCost: { total: null, currency: "USD", parts: {}, source: "", estimated: false,
+      unpriced: ["my-local"], free: false, calls: 1, message } });
+    const turn = byId(root, "actx-turn-cost");
+    expect(turn.textContent).toBe("turn unpriced");
+    expect(turn.textContent).not.toContain("$");
+    expect(turn.title).toBe(message);
+    expect(turn.dataset.unpriced).toBe("1");
+    expect(byId(root, "actx-context-cost").hidden).toBe(true);
+  });
+
+  test("an estimate is marked ≈ and estimated; part priced, part not; free", () => {
+    const root = render({ turnCost: { ...priced, estimated: true },
+      contextCost: { ...priced, unpriced: ["my-local"], message: "unpriced: my-local — …" } });
+    expect(byId(root, "actx-turn-cost").textContent).toBe("turn ≈ $0.0035");
+    expect(byId(root, "actx-turn-cost").title).toContain("estimated: some of the usage was estimated");
+    expect(byId(root, "actx-context-cost").textContent).toBe("context $0.0035 + unpriced");
+    const free = render({ turnCost: { ...priced, total: "0", parts: {}, free: true, source: "prices= (free)" } });
+    expect(byId(free, "actx-turn-cost").textContent).toBe("turn $0 (free)");
+  });
+
+  test("no cost, a float of money or a malformed total: nothing is shown rather than a wrong figure", () => {
+    expect(byId(render({ tokens: 1, window: 10 }), "actx-cost").hidden).toBe(true);
+    for (const total of [0.0035, "1e-3", "$1", "NaN", ""]) {
+      const root = render({ turnCost: { ...priced, total } });
+      expect(byId(root, "actx-turn-cost").hidden).toBe(true);
+      expect(byId(root, "actx-cost").hidden).toBe(true);
+    }
+  });
+});

@@ -1,10 +1,12 @@
 /**
- * The header: context name, message count, model, and a usage gauge (`tokens` of `window`, with
- * the percentage); no gauge when the window is unknown (null).
+ * The header: context name, message count, model, what the last turn and the context cost (`cost.js`;
+ * nothing while unknown), and a usage gauge (`tokens` of `window`, with the percentage); no gauge when
+ * the window is unknown (null).
  */
+import { costText, costTitle } from "./cost.js";
 import { h } from "./dom.js";
 
-/** @typedef {{name?: string | null, count?: number | null, tokens?: number | null, window?: number | null, model?: string | null, rateLimits?: Record<string, string> | null, diagnostics?: Diagnostic[] | null}} Header */
+/** @typedef {{name?: string | null, count?: number | null, tokens?: number | null, window?: number | null, model?: string | null, rateLimits?: Record<string, string> | null, diagnostics?: Diagnostic[] | null, turnCost?: import("./cost.js").CostValue | null, contextCost?: import("./cost.js").CostValue | null}} Header */
 /** @typedef {{code: string, message: string, where: string, hint: string}} Diagnostic */
 
 /**
@@ -55,6 +57,9 @@ export class HeaderView {
     this.diagnosticsList = h("ol", { className: "actx-diagnostics-list" });
     this.diagnostics = h("details", { className: "actx-diagnostics", "data-testid": "actx-diagnostics" },
       [this.diagnosticsCount, this.diagnosticsList]);
+    this.turnCost = h("span", { className: "actx-cost-item", "data-testid": "actx-turn-cost" });
+    this.contextCost = h("span", { className: "actx-cost-item", "data-testid": "actx-context-cost" });
+    this.cost = h("span", { className: "actx-cost", "data-testid": "actx-cost" }, [this.turnCost, this.contextCost]);
     this.fill = h("span", { className: "actx-gauge-fill" });
     this.gaugeText = h("span", { className: "actx-gauge-text" });
     this.gauge = h("div", { className: "actx-gauge", "data-testid": "actx-gauge", role: "meter", "aria-valuemin": "0", "aria-valuemax": "100" }, [
@@ -65,6 +70,7 @@ export class HeaderView {
       h("div", { className: "actx-title" }, [this.name, this.count, this.model]),
       this.diagnostics,
       this.limits,
+      this.cost,
       this.gauge,
     ]);
   }
@@ -79,6 +85,20 @@ export class HeaderView {
       h("div", { className: "actx-diagnostic-where", text: str(item.where) }),
       h("div", { className: "actx-diagnostic-hint", text: str(item.hint) }),
     ])));
+  }
+
+  /**
+   * One of the two costs: "turn $0.0035" with its tooltip, hidden when unknown.
+   * @param {HTMLElement} el @param {string} label @param {unknown} value
+   */
+  static showCost(el, label, value) {
+    const text = costText(value);
+    el.hidden = text === null;
+    el.textContent = text === null ? "" : `${label} ${text}`;
+    el.title = text === null ? "" : costTitle(value);
+    const cost = /** @type {{unpriced?: unknown[], estimated?: boolean}} */ (value ?? {});
+    el.dataset.unpriced = Array.isArray(cost.unpriced) && cost.unpriced.length ? "1" : "0";
+    el.dataset.estimated = cost.estimated === true ? "1" : "0";
   }
 
   /**
@@ -97,6 +117,9 @@ export class HeaderView {
     this.limits.title = Object.entries(limits).map(([name, value]) => `${name}: ${value}`).join("\n");
     this.limits.hidden = !this.limits.textContent;
     this.updateDiagnostics(Array.isArray(hd.diagnostics) ? hd.diagnostics : []);
+    HeaderView.showCost(this.turnCost, "turn", hd.turnCost);
+    HeaderView.showCost(this.contextCost, "context", hd.contextCost);
+    this.cost.hidden = this.turnCost.hidden && this.contextCost.hidden;
     const tokens = typeof hd.tokens === "number" && Number.isFinite(hd.tokens) ? Math.max(0, hd.tokens) : null;
     const window = typeof hd.window === "number" && hd.window > 0 ? hd.window : null;
     this.gauge.hidden = window === null;

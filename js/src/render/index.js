@@ -12,6 +12,9 @@
  *   [data-testid=actx-header]          header; `-name`, `-count`, `-model` children
  *   [data-testid=actx-gauge]           usage gauge, `data-percent` (rounded), `data-level` low|mid|high;
  *                                      `hidden` when the window is null
+ *   [data-testid=actx-cost]            what the last turn and the context cost: [data-testid=actx-turn-cost],
+ *                                      [data-testid=actx-context-cost] (each `hidden` while unknown, a `title`
+ *                                      saying where the figure came from, data-unpriced / data-estimated 0|1)
  *   [data-testid=actx-body]            the scroll container (context, pending, outputs)
  *   [data-testid=actx-context]         context list (a window of at most 4 pages); [data-testid=actx-load-more]
  *                                      the sentinel/button above it, [data-testid=actx-load-later] the one below
