@@ -64,7 +64,10 @@ def test_the_same_hooks_pass_every_case_offline(suite):
     report = Suite(suite.path).check(hooks=lambda: hooks_from_js(BRIEF))
     assert isinstance(report, SuiteReport) and report.ok
     assert report.passed == ["case-1", "case-2", "greet"] and report.changed == report.failed == []
-    assert str(report) == "3 cases: 3 passed"
+    # Echo reports no usage and no table knows "echo": the kit's estimate is unpriced, never $0
+    headline, cost, how = str(report).splitlines()
+    assert (headline, cost) == ("3 cases: 3 passed", "cost: recorded unpriced, checked unpriced")
+    assert how.startswith("unpriced: echo — genai-prices ") and "prices={'echo': 'free'}" in how
     assert report.assert_ok() is report
 
 
@@ -245,7 +248,9 @@ def test_in_a_kernel_record_and_check_show_a_progress_line_updated_in_place_that
     assert checking[0]["text/plain"] == "checking: 0/3 cases"
     assert '<progress max="3" value="0">' in checking[0]["text/html"]
     assert checking[-2]["text/plain"] == "checking: 3/3 cases (3 changed)"  # the last count is always shown
-    assert checking[-1]["text/plain"].startswith("3 cases: 0 passed, 3 changed\n\ncase-1: changed")
+    assert checking[-1]["text/plain"].startswith("3 cases: 0 passed, 3 changed\ncost: recorded unpriced, checked "
+                                                 "unpriced\nunpriced: scripted — ")
+    assert "\n\ncase-1: changed" in checking[-1]["text/plain"]
     assert '<table class="actx-suite">' in checking[-1]["text/html"]
     assert checking[-1][PROGRESS_MIME]["done"] == 3
 

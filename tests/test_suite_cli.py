@@ -30,6 +30,10 @@ HELLO = BASE + """function Before(ctx, messages, response) {
 """
 VERY_BRIEF = BASE.replace("Be brief.", "Be very brief.")
 CASES = ["hi", ["one", "two"], {"id": "greet", "turns": ["hello"]}]
+GPT_4O = {"usage": {"prompt_tokens": 1000, "completion_tokens": 100}, "model": "gpt-4o"}
+# gpt-4o at $2.50 / $10.00 per million input / output tokens (OpenAI's price page): 1000 * 2.5e-6 + 100 * 1e-5 =
+# $0.0035 a call; the suite's 4 turns make 4 calls: $0.014
+SAME_COST = "cost: recorded $0.014, checked $0.014"
 
 
 def echo(messages: list[dict]) -> str:
@@ -44,7 +48,7 @@ def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     """A recorded suite (``greetings.suite.jsonl``) and hook files beside it."""
-    Suite.record(tmp_path / "greetings.suite.jsonl", CASES, model=ScriptedModel(echo),
+    Suite.record(tmp_path / "greetings.suite.jsonl", CASES, model=ScriptedModel(echo, **GPT_4O),
                  hooks=lambda: hooks_from_js(BASE), concurrency=2)
     for name, source in (("base.js", BASE), ("hello.js", HELLO), ("very_brief.js", VERY_BRIEF)):
         (tmp_path / name).write_text(source, encoding="utf-8")
@@ -60,7 +64,7 @@ def one_error_line(done: subprocess.CompletedProcess) -> str:
 
 def test_the_hooks_it_was_recorded_with_pass_every_case_exit_0(folder):
     done = run_cli("greetings.suite.jsonl", "--hooks", "base.js", "--concurrency", "2", cwd=folder)
-    assert (done.returncode, done.stdout, done.stderr) == (0, "greetings.suite.jsonl: 3 cases: 3 passed\n", "")
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"greetings.suite.jsonl: 3 cases: 3 passed\n{SAME_COST}\n", "")
 
 
 def test_a_changed_hook_exits_1_printing_old_and_new_text_of_the_case_it_touches(folder):
@@ -70,7 +74,7 @@ def test_a_changed_hook_exits_1_printing_old_and_new_text_of_the_case_it_touches
     assert lines[0] == "case-1: changed" and lines[1] == "  turn 1 'hi': changed"
     assert "      - You said: hi" in lines and "      + Hello! You said: hi" in lines
     assert not any(line.startswith(("case-2:", "greet:")) for line in lines)  # untouched cases are not printed
-    assert lines[-1] == "greetings.suite.jsonl: 3 cases: 2 passed, 1 changed"
+    assert lines[-2:] == ["greetings.suite.jsonl: 3 cases: 2 passed, 1 changed", SAME_COST]  # the same calls, priced as recorded
 
 
 def test_a_hook_that_changes_the_model_request_is_model_changed_naming_the_part(folder):
@@ -78,7 +82,9 @@ def test_a_hook_that_changes_the_model_request_is_model_changed_naming_the_part(
     assert done.returncode == 1
     assert done.stdout.count(": model_changed (turn 1: replay: request ") == 3
     assert '-          "text": "Be brief.",' in done.stdout and '+          "text": "Be very brief.",' in done.stdout
-    assert done.stdout.splitlines()[-1] == "greetings.suite.jsonl: 3 cases: 0 passed, 3 model changed"
+    assert done.stdout.splitlines()[-2:] == ["greetings.suite.jsonl: 3 cases: 0 passed, 3 model changed",
+                                             "cost: recorded $0.014, checked none (3 cases not priced: model changed or "
+                                             "crashed) (Δ —)"]
 
 
 def test_python_and_typescript_hook_files_load_and_a_ts_error_names_its_own_line(folder):
@@ -100,12 +106,15 @@ def test_python_and_typescript_hook_files_load_and_a_ts_error_names_its_own_line
         "}\n", encoding="utf-8")
     for hooks in ("hooks.py", "factory.py"):
         done = run_cli("greetings.suite.jsonl", "--hooks", hooks, "--concurrency", "2", cwd=folder)
-        assert (done.returncode, done.stdout.splitlines()[-1]) == (0, "greetings.suite.jsonl: 3 cases: 3 passed"), \
+        assert (done.returncode, done.stdout.splitlines()[-2:]) == (0, ["greetings.suite.jsonl: 3 cases: 3 passed",
+                                                                       SAME_COST]), \
             (hooks, done.stdout, done.stderr)
     done = run_cli("greetings.suite.jsonl", "--hooks", "hooks.ts", "--concurrency", "2", cwd=folder)
     assert done.returncode == 1, done.stderr
     assert "case-2: failed (turn 2: Create (hooks.ts, line 5): Error: no twos)" in done.stdout
-    assert done.stdout.splitlines()[-1] == "greetings.suite.jsonl: 3 cases: 2 passed, 1 failed"
+    # case-2 failed at turn 2, before its model call: its checked turns made 1 call of the 2 recorded
+    assert done.stdout.splitlines()[-2:] == ["greetings.suite.jsonl: 3 cases: 2 passed, 1 failed",
+                                             "cost: recorded $0.014, checked $0.0105 (Δ -$0.0035)"]
 
 
 def test_bad_input_is_one_line_naming_the_file_exit_2(folder):
@@ -139,6 +148,7 @@ def test_html_writes_a_static_page_with_every_case_and_the_changed_ones_diff(fol
     for case in ("case-1", "case-2", "greet"):
         assert f'<tr data-case="{case}">' in page
     assert "<ins>Hello! </ins>" in page or "<ins>Hello!</ins>" in page
+    assert '<tr class="actx-suite-total"><td>total</td>' in page and page.count(">$0.014</span>") == 2  # recorded, checked
     done = run_cli("greetings.suite.jsonl", "--hooks", "base.js", "--html", str(folder), cwd=folder)
     assert one_error_line(done) == f"agentctx: suite check: --html: {folder}: is a directory; give a file name"
 
@@ -149,4 +159,8 @@ def test_assistant_checks_with_a_yao_assistant_directory(tmp_path):
     Suite.record(tmp_path / "yao.suite.jsonl", ["hello", ["one", "two"]], model=ScriptedModel(echo),
                  assistant=assistant, concurrency=2)
     done = run_cli("yao.suite.jsonl", "--assistant", str(assistant), "--concurrency", "2", cwd=tmp_path)
-    assert (done.returncode, done.stdout, done.stderr) == (0, "yao.suite.jsonl: 2 cases: 2 passed\n", "")
+    assert (done.returncode, done.stderr) == (0, "")
+    # the scripted model reports no usage and no table knows it: unpriced, never $0
+    assert done.stdout.splitlines()[:2] == ["yao.suite.jsonl: 2 cases: 2 passed",
+                                            "cost: recorded unpriced, checked unpriced"]
+    assert done.stdout.splitlines()[2].startswith("unpriced: scripted — ") and "$0" not in done.stdout

@@ -16,10 +16,12 @@ _HOMES: dict[str, str] = {
     **dict.fromkeys(("Diff", "diff"), "compare"),
     **dict.fromkeys(("ID", "ID_KEYS", "VOLATILE_KEYS", "Normalizer", "TurnRecord", "turn_records"), "records"),
     **dict.fromkeys(("STATUSES", "CaseReport", "SuiteReport", "Progress", "PROGRESS_MIME"), "report"),
-    **dict.fromkeys(("FORMAT", "Suite", "SuiteFileError", "SuiteInterrupted", "SECRET_KEYS", "STOP_WAIT"), "suite"),
+    **dict.fromkeys(("FORMAT", "Suite", "SuiteBudgetExceeded", "SuiteFileError", "SuiteInterrupted", "SECRET_KEYS",
+                     "STOP_WAIT"), "suite"),
+    "Repricing": "reprice",
 }
 
-__all__ = ["Suite", "SuiteReport", "CaseReport", "SuiteFileError", "SuiteInterrupted", "STATUSES", "FORMAT", "diff", "Diff", "TurnDiff",
+__all__ = ["Suite", "SuiteReport", "CaseReport", "SuiteBudgetExceeded", "Repricing", "SuiteFileError", "SuiteInterrupted", "STATUSES", "FORMAT", "diff", "Diff", "TurnDiff",
            "Change", "MISSING", "Normalizer", "TurnRecord", "turn_records", "ID", "ID_KEYS", "VOLATILE_KEYS"]
 
 

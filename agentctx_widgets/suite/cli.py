@@ -2,7 +2,8 @@
 
 Every case of the suite file is re-run with the hooks in ``FILE`` (or the Yao assistant in ``DIR``) against
 its recorded model answers, offline (``Suite(path).check``). The text diff (or the reason) of each case
-that is not ``passed`` is printed, then one summary line (``3 cases: 2 passed, 1 changed``). Exit code 0
+that is not ``passed`` is printed, then one summary line (``3 cases: 2 passed, 1 changed``) and the cost
+line (``cost: recorded $0.0105, checked $0.007 (Δ -$0.0035)``, the turns priced as recorded). Exit code 0
 when every case passed, 1 when any is ``changed``, ``failed`` or ``model_changed``, 2 for bad input (one
 ``agentctx: suite check: …`` line on stderr naming the file, as ``export`` does). ``--html OUT`` also
 writes the report as a static page (no JavaScript; rows open to their side-by-side diffs).
@@ -266,9 +267,10 @@ def read_suite(path: str | Path) -> Any:
 
 
 def report_text(report: Any, suite_path: str | Path) -> str:
-    """Each case that did not pass (its text diff or reason), then the summary line."""
+    """Each case that did not pass (its text diff or reason), then the summary line and the cost line
+    (recorded, checked at the recorded prices, Δ; how to price what is unpriced)."""
     differing = [case.text() for case in report.cases.values() if case.status != "passed"]
-    return "".join(f"{text}\n\n" for text in differing) + f"{suite_path}: {report.headline()}\n"
+    return "".join(f"{text}\n\n" for text in differing) + f"{suite_path}: {report.headline()}\n{report.cost_line()}\n"
 
 
 def report_page(report: Any, title: str) -> str:

@@ -4,7 +4,9 @@
 results, suite cases), normalises both the same way, and compares them turn by turn: the input, the
 reply's text and thinking (shown by words), each tool call's name and arguments (as JSON), the tool
 results, the output messages by id (added, removed, or their props compared leaf by leaf), the
-diagnostics and the usage. ``str(diff)`` is a unified text diff with the old and the new text both in it
+diagnostics and the usage — and, when the usage changed and both sides kept a cost, the cost (``cost:
+$0.0035 -> $0.007 (+$0.0035)``; a cost difference alone, the same tokens priced by another table, is no
+change: ``reprice()`` shows that). ``str(diff)`` is a unified text diff with the old and the new text both in it
 (what ``assert_ok`` and the CLI print); in a notebook a :class:`Diff` shows side by side, as static HTML
 that reads with no kernel (``suite/diff_html.py``).
 """
@@ -15,7 +17,9 @@ import difflib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..context.cost import Cost
 from .changes import MISSING, Change, TurnDiff, shown, word_ops
+from .costs import cost_text, delta_text
 from .diff_html import render_diff
 from .records import Normalizer, TurnRecord, turn_records
 
@@ -83,7 +87,11 @@ def _changes(old: TurnRecord, new: TurnRecord) -> Iterator[Change]:
     yield from _outputs(old, new)
     if old.diagnostics != new.diagnostics:
         yield Change("diagnostics", old.diagnostics, new.diagnostics)
-    yield from _leaves("usage", old.usage or {}, new.usage or {})
+    usage = list(_leaves("usage", old.usage or {}, new.usage or {}))
+    yield from usage
+    if usage and old.cost is not None and new.cost is not None \
+            and (old.cost.total, old.cost.unpriced) != (new.cost.total, new.cost.unpriced):
+        yield Change("cost", old.cost, new.cost)
 
 
 _REPLY_PROPS = (".props.content", ".props.arguments", ".props.name", ".props.id")
@@ -163,6 +171,10 @@ def _text_lines(result: Diff) -> Iterator[str]:
 
 
 def _change_lines(change: Change) -> Iterator[str]:
+    if isinstance(change.old, Cost) and isinstance(change.new, Cost):
+        delta = delta_text(change.old, change.new)
+        yield f"  {change.path}: {cost_text(change.old)} -> {cost_text(change.new)}" + (f" ({delta})" if delta else "")
+        return
     old, new = shown(change.old), shown(change.new)
     if change.kind != "changed":
         sign, value = ("+", new) if change.kind == "added" else ("-", old)

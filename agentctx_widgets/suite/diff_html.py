@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..context.cost import Cost
 from ..html.common import esc
 from .changes import MISSING, Change, TurnDiff, shown, word_ops
+from .costs import cost_cell, delta_text
 
 __all__ = ["render_diff", "DIFF_CSS"]
 
@@ -29,6 +31,7 @@ DIFF_CSS = """
   font-family: var(--jp-code-font-family, monospace); }
 .actx-diff del { background: rgba(229, 57, 53, 0.22); text-decoration: line-through; }
 .actx-diff ins { background: rgba(67, 160, 71, 0.25); text-decoration: none; }
+.actx-diff .actx-diff-delta { color: var(--jp-ui-font-color2, GrayText); }
 .actx-diff .actx-diff-none { color: var(--jp-ui-font-color3, GrayText); font-style: italic; }
 .actx-diff .actx-diff-status { font-weight: 600; }
 .actx-diff .actx-diff-added { color: var(--jp-success-color1, #2e7d32); }
@@ -67,6 +70,10 @@ def _turn_table(turn: TurnDiff) -> str:
 
 
 def _change_row(change: Change) -> str:
+    if isinstance(change.old, Cost) and isinstance(change.new, Cost):
+        delta = delta_text(change.old, change.new)
+        shown_delta = f' <span class="actx-diff-delta">({esc(delta)})</span>' if delta else ""
+        return _row(change.path, f"<del>{cost_cell(change.old)}</del>", f"<ins>{cost_cell(change.new)}</ins>{shown_delta}")
     if isinstance(change.old, str) and isinstance(change.new, str):
         ops = word_ops(change.old, change.new)
         old = "".join(esc(text) if op == "=" else f"<del>{esc(text)}</del>" for op, text in ops if op != "+")
@@ -74,7 +81,13 @@ def _change_row(change: Change) -> str:
         return _row(change.path, old, new)
     old = _none() if change.old is MISSING else f"<del>{esc(shown(change.old))}</del>"
     new = _none() if change.new is MISSING else f"<ins>{esc(shown(change.new))}</ins>"
+    if _number(change.old) and _number(change.new):
+        new += f' <span class="actx-diff-delta">({change.new - change.old:+g})</span>'
     return _row(change.path, old, new)
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _row(path: str, old: str, new: str) -> str:

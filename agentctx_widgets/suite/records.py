@@ -2,7 +2,8 @@
 
 A :class:`TurnRecord` holds what a person reading two runs side by side looks at: what the user sent,
 the reply's text and thinking, the tool calls (name and arguments) and their results, the output
-messages the client was shown (deltas already applied, by id), the diagnostics and the usage.
+messages the client was shown (deltas already applied, by id), the diagnostics, the usage and the cost
+(a turn result's ``cost``, a suite turn's kept ``cost``; a Context's turns have none).
 :func:`turn_records` builds the list of them from a ``Context`` (split at each user message), a session
 file's path, a turn result (``run_turn``'s, either lifecycle), a list of results, or a plain dict
 (``{"messages", "outputs", "diagnostics", "usage"}`` for one turn, ``{"turns": [...]}`` for several, as a
@@ -25,6 +26,7 @@ from typing import Any
 import orjson
 
 from ..context import Context, MessageType
+from ..context.cost import Cost
 from ..output.delta import DeltaError, apply_message_in_place, new_state
 
 __all__ = ["ID", "ID_KEYS", "VOLATILE_KEYS", "Normalizer", "TurnRecord", "turn_records"]
@@ -87,6 +89,8 @@ class TurnRecord:
     diagnostics: list[dict] = field(default_factory=list)
     """``{"code", "message"}``."""
     usage: dict | None = None
+    cost: Cost | None = None
+    """What the turn's model calls cost (``None`` when the source kept no cost)."""
     reply_outputs: frozenset[int] = frozenset()
     """The outputs the reply was read from (a turn result's text, thinking and tool calls): their content
     is compared once, as ``text`` / ``thinking`` / ``tool_calls``, not again as an output's props."""
@@ -175,7 +179,7 @@ def _raw_of_result(result: Any) -> dict:
     if outputs is None:
         outputs = getattr(result, "messages", None) or []
     raw: dict[str, Any] = {"outputs": list(outputs), "diagnostics": list(result.diagnostics or []),
-                           "usage": result.usage}
+                           "usage": result.usage, "cost": getattr(result, "cost", None)}
     sent = getattr(result, "model_messages", None) or []
     if sent and isinstance(sent[-1], list):  # a Yao request keeps each model call's messages
         sent = sent[-1]
@@ -217,7 +221,19 @@ def _record(raw: Mapping, rules: Normalizer) -> TurnRecord:
         record.diagnostics.append({"code": "turn_failed", "message": str(message)})
     usage = raw.get("usage")
     record.usage = rules.apply(dict(usage)) if isinstance(usage, Mapping) else None
+    record.cost = _cost_of(raw.get("cost"))
     return record
+
+
+def _cost_of(value: Any) -> Cost | None:
+    if isinstance(value, Cost):
+        return value
+    if isinstance(value, Mapping):
+        try:
+            return Cost.from_dict(value)
+        except ValueError as error:
+            raise ValueError(f"diff: a turn's cost does not read back: {error}") from None
+    return None
 
 
 def _add_message(record: TurnRecord, message: Mapping) -> None:

@@ -3,9 +3,14 @@
 ``report.passed / .changed / .failed / .model_changed`` are lists of case ids; ``report.cases[id]`` is a
 :class:`CaseReport` with its ``status``, ``diff`` and ``reason``. ``str(report)`` is a summary and the
 text diffs of the cases that differ; in a notebook the report is a table (case, status, what changed,
-Δ tokens) whose rows open to the case's side-by-side diff (``<details>``, no JavaScript, so it reads
+Δ tokens, the recorded cost, the checked cost, Δ cost, and a total row) whose rows open to the case's side-by-side diff (``<details>``, no JavaScript, so it reads
 saved and on GitHub). ``report.assert_ok()`` raises ``AssertionError`` with the text diffs of the first
 cases that differ, so a regression notebook under nbval, or a pytest test, fails with the reason.
+
+Cost (``suite/costs.py`` has the rule): ``case.recorded_cost`` is what the case's turns cost when they
+were recorded, ``case.cost`` what the checked turns cost at those same prices, ``case.cost_delta`` the
+difference; ``report.recorded_cost`` / ``report.cost`` sum them. ``report.reprice(prices=None)`` prices
+the checked turns again with today's table beside the recorded prices.
 
 A report of a check stopped by Ctrl-C holds the cases that finished: ``interrupted`` is true, ``total`` is
 the suite's size, and it is never ``ok``. :class:`Progress` is the line a run shows in a notebook.
@@ -18,10 +23,14 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
+from ..context.cost import Cost
 from ..html.common import esc
 from .compare import Diff
+from .costs import UNKNOWN, checked_prices, cost_cell, cost_delta, cost_text, delta_text, summed
+from .reprice import Repricing, repriced
 from .diff_html import DIFF_CSS, render_diff
 
 __all__ = ["STATUSES", "CaseReport", "SuiteReport", "Progress", "PROGRESS_MIME"]
@@ -43,6 +52,16 @@ class CaseReport:
     diff: Diff | None = None
     reason: str = ""
     results: list[dict] = field(default_factory=list)
+    recorded_cost: Cost | None = None
+    """What the case's turns cost when recorded (``None``: the suite file kept no cost)."""
+    cost: Cost | None = None
+    """What the checked turns cost at the recorded prices (``None``: the case crashed, or is
+    ``model_changed``: no recorded answer fits its request, so there is nothing to price)."""
+
+    @property
+    def cost_delta(self) -> Decimal | None:
+        """``cost - recorded_cost`` in USD (``None`` when a side is missing or unpriced)."""
+        return cost_delta(self.recorded_cost, self.cost)
 
     @property
     def summary(self) -> str:
@@ -73,8 +92,11 @@ class CaseReport:
 class SuiteReport:
     """Every case's :class:`CaseReport`, in the suite's order (the module docstring)."""
 
-    def __init__(self, cases: list[CaseReport], *, interrupted: bool = False, total: int | None = None) -> None:
+    def __init__(self, cases: list[CaseReport], *, interrupted: bool = False, total: int | None = None,
+                 prices: dict | None = None) -> None:
         self.cases = {case.id: case for case in cases}
+        self.prices = prices
+        """The ``prices=`` today's prices include (the suite header's and the check's)."""
         self.interrupted = interrupted
         """Ctrl-C stopped the check: only the cases that finished are here."""
         self.total = len(self.cases) if total is None else total
@@ -114,6 +136,52 @@ class SuiteReport:
             return f"interrupted after {len(self.cases)} of {self.total} cases: {counts}"
         return f"{len(self.cases)} case{'s' * (len(self.cases) != 1)}: {counts}"
 
+    @property
+    def recorded_cost(self) -> Cost | None:
+        """The cases' recorded costs summed (``None`` when the file kept none)."""
+        return summed(case.recorded_cost for case in self.cases.values())
+
+    @property
+    def cost(self) -> Cost | None:
+        """The checked turns' costs at the recorded prices, summed."""
+        return summed(case.cost for case in self.cases.values())
+
+    def _not_recorded(self) -> int:
+        return sum(case.recorded_cost is None for case in self.cases.values())
+
+    def _not_checked(self) -> int:
+        return sum(case.cost is None for case in self.cases.values())
+
+    def _total_delta(self) -> str:
+        """Δ of the totals, only when both sum the same cases."""
+        return UNKNOWN if self._not_recorded() or self._not_checked() else delta_text(self.recorded_cost, self.cost)
+
+    def cost_line(self) -> str:
+        """``cost: recorded $0.0105, checked $0.014 (Δ +$0.0035)``, and how to price what is unpriced."""
+        missing = self._not_recorded()
+        if self.recorded_cost is None and self.cases:
+            line = f"cost: not recorded in this suite file; checked {cost_text(self.cost)} at today's prices"
+        else:
+            recorded, checked = cost_text(self.recorded_cost), cost_text(self.cost)
+            if missing:
+                recorded += f" (+{missing} case{'s' * (missing != 1)} not recorded)"
+            unchecked = self._not_checked()
+            if unchecked:
+                checked = ("none" if self.cost is None else checked) + \
+                    f" ({unchecked} case{'s' * (unchecked != 1)} not priced: model changed or crashed)"
+            delta = self._total_delta()
+            line = f"cost: recorded {recorded}, checked {checked}" + (f" (Δ {delta})" if delta else "")
+        unpriced = self.cost.message if self.cost is not None else None
+        return line + (f"\n{unpriced}" if unpriced else "")
+
+    def reprice(self, *, prices: dict | None = None) -> Repricing:
+        """Each case's checked turns at the recorded prices and at today's (the table now, the suite's
+        ``prices=`` and these ``prices``), per case and in total."""
+        given = checked_prices(prices, "SuiteReport.reprice(prices=…)")
+        merged = given if self.prices is None else {**self.prices, **(given or {})}
+        return repriced(((case.id, case.results, case.cost) for case in self.cases.values() if case.cost is not None),
+                        merged)
+
     def assert_ok(self) -> SuiteReport:
         """This report, or ``AssertionError`` with the text diffs of the first cases that differ."""
         if self.ok:
@@ -127,7 +195,7 @@ class SuiteReport:
 
     def __str__(self) -> str:
         differing = [case.text() for case in self.cases.values() if case.status != "passed"]
-        return "\n\n".join([self.headline(), *differing])
+        return "\n\n".join([f"{self.headline()}\n{self.cost_line()}", *differing])
 
     def __repr__(self) -> str:
         return f"<SuiteReport: {self.headline()}>"
@@ -137,8 +205,20 @@ class SuiteReport:
         rows = "".join(_row(case) for case in self.cases.values())
         return (f'<div class="actx-diff"><style>{DIFF_CSS}{_REPORT_CSS}</style>'
                 f'<div class="actx-diff-head">{esc(self.headline())}</div>'
-                '<table class="actx-suite"><tr><th>case</th><th>status</th><th>what changed</th>'
-                f"<th>Δ tokens</th></tr>{rows}</table></div>")
+                '<table class="actx-suite"><colgroup><col class="actx-suite-id"><col class="actx-suite-status"><col>'
+                '<col class="actx-suite-num"><col class="actx-suite-num"><col class="actx-suite-num">'
+                '<col class="actx-suite-num"></colgroup><tr><th>case</th><th>status</th><th>what changed</th>'
+                f"<th>Δ tokens</th><th>recorded</th><th>checked</th><th>Δ cost</th></tr>{rows}{self._total_row()}"
+                "</table></div>")
+
+    def _total_row(self) -> str:
+        deltas = [case.tokens_delta for case in self.cases.values()]
+        tokens = "" if any(delta is None for delta in deltas) or not sum(deltas) else f"{sum(deltas):+d}"
+        delta = self._total_delta()
+        return (f'<tr class="actx-suite-total"><td>total</td><td colspan="2">{esc(self.headline())}</td>'
+                f'<td class="actx-suite-n">{tokens}</td><td class="actx-suite-n">{cost_cell(self.recorded_cost)}</td>'
+                f'<td class="actx-suite-n">{cost_cell(self.cost) if self.cost is not None else _UNCHECKED}</td>'
+                f'<td class="actx-suite-n">{esc(delta)}</td></tr>')
 
     def _repr_html_(self) -> str:
         return self.to_html()
@@ -227,7 +307,18 @@ _REPORT_CSS = """
 .actx-diff .actx-suite details > summary { cursor: pointer; }
 .actx-diff .actx-diff-passed { color: var(--jp-success-color1, #2e7d32); }
 .actx-diff .actx-diff-failed, .actx-diff .actx-diff-model_changed { color: var(--jp-error-color1, #c62828); }
+.actx-diff .actx-suite col.actx-suite-id { width: 14%; }
+.actx-diff .actx-suite col.actx-suite-status { width: 11%; }
+.actx-diff .actx-suite col.actx-suite-num { width: 9%; }
+.actx-diff .actx-suite td.actx-suite-n { text-align: right; white-space: nowrap; }
+.actx-diff .actx-suite tr.actx-suite-total td { font-weight: 600;
+  border-top: 2px solid var(--jp-border-color1, #757575); }
+.actx-diff .actx-cost-none { color: var(--jp-ui-font-color2, GrayText); font-style: italic; }
 """
+
+
+_UNCHECKED = ('<span class="actx-cost actx-cost-none" title="not priced: no recorded answer fits the new request '
+              '(model changed), or the case crashed">—</span>')
 
 
 def _row(case: CaseReport) -> str:
@@ -239,8 +330,11 @@ def _row(case: CaseReport) -> str:
         reason = f"<pre>{esc(case.reason)}</pre>" if case.reason else ""
         summary = f"<details><summary>{summary or 'details'}</summary>{reason}{inner}</details>"
     shown = "" if delta is None or delta == 0 else f"{delta:+d}"
+    checked = cost_cell(case.cost) if case.cost is not None else _UNCHECKED
     return (f'<tr data-case="{esc(case.id)}"><td>{esc(case.id)}</td><td>{status}</td><td>{summary}</td>'
-            f"<td>{shown}</td></tr>")
+            f'<td class="actx-suite-n">{shown}</td><td class="actx-suite-n">{cost_cell(case.recorded_cost)}</td>'
+            f'<td class="actx-suite-n">{checked}</td>'
+            f'<td class="actx-suite-n">{esc(delta_text(case.recorded_cost, case.cost) if case.cost else "")}</td></tr>')
 
 
 def _field(path: str) -> str:

@@ -34,6 +34,16 @@ results, error texts. A recording whose request was redacted is re-keyed, and ``
 request the same way before looking it up, so a redacted suite still replays (a redacted value replays
 as ``***``).
 
+**Cost** (issue 23): each recorded turn keeps its model calls and what each cost, priced that day
+(``suite/costs.py`` has the rule); ``check`` prices a re-run turn's calls at those recorded prices, so a
+check does not change when the price table is updated, and :meth:`Suite.reprice` /
+:meth:`SuiteReport.reprice` show the recorded prices beside today's. ``prices=`` (your own prices, per
+million tokens) given to ``record`` prices every turn and is kept in the header, where ``check`` and
+``reprice`` read it; ``prices=`` given to ``check`` or ``reprice`` stands for today's prices. ``record(…,
+budget=USD)`` is the whole recording's budget: once the turns recorded so far cost more, recording stops,
+nothing is written, and :class:`SuiteBudgetExceeded` says what was spent and what the budget was (a
+model no price knows cannot be kept to a budget: that stops it too, naming the model).
+
 **Progress**: in a notebook (IPython with a kernel), ``record`` and ``check`` show one line — cases done
 out of the total, counts by status — updated in place (a display id), which ``check`` turns into the
 report when it ends. Anywhere else they print nothing.
@@ -48,6 +58,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import inspect
+import math
 import os
 import re
 import tempfile
@@ -55,12 +67,14 @@ import threading
 import types
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from ..context import Context
+from ..context.cost import Cost, PriceError
 from ..context.safe_write import UnsafeFileError, read_regular, write_atomic
 from ..context.store import RefusedJSON, decode_json
 from ..hooks.turn_core import StopSignal, run_until_stopped
@@ -69,9 +83,11 @@ from ..models.hints import model_secrets
 from ..models.replay import request_key
 from ..turns import run_turn_async
 from .compare import Diff, diff
+from .costs import RecordedPrices, checked_prices, priced_turn, prices_json, summed, today, turn_cost
+from .reprice import Repricing, repriced
 from .report import CaseReport, Progress, SuiteReport
 
-__all__ = ["Suite", "SuiteFileError", "SuiteInterrupted", "MAX_FILE_BYTES", "MAX_LINE_BYTES", "FORMAT",
+__all__ = ["Suite", "SuiteBudgetExceeded", "SuiteFileError", "SuiteInterrupted", "MAX_FILE_BYTES", "MAX_LINE_BYTES", "FORMAT",
            "SECRET_KEYS", "STOP_WAIT"]
 
 FORMAT = "agentctx-suite/1"
@@ -98,6 +114,16 @@ class SuiteInterrupted(KeyboardInterrupt):
     def __init__(self, text: str, report: SuiteReport | None = None) -> None:
         super().__init__(text)
         self.report = report
+
+
+class SuiteBudgetExceeded(RuntimeError):
+    """``Suite.record(budget=…)`` stopped: the turns recorded so far cost more than the budget (or a turn's
+    model has no price, so the budget cannot be kept). ``spent`` and ``budget`` are Decimal USD; nothing
+    was written."""
+
+    def __init__(self, text: str, spent: Decimal, budget: Decimal) -> None:
+        super().__init__(text)
+        self.spent, self.budget = spent, budget
 
 
 class _NotRun(Exception):
@@ -128,20 +154,39 @@ class Suite:
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = Path(path)
-        self.cases = _read(self.path)
+        header, self.cases = _read(self.path)
+        self.prices: dict | None = header.get("prices")
+        """The ``prices=`` the suite was recorded with (kept in its header), or ``None``."""
+        self.price_source: str | None = header.get("priceSource")
+        """What priced the recording (``genai-prices 0.2.3 (bundled data)``), or ``None`` when not recorded."""
+
+    @property
+    def cost(self) -> Cost | None:
+        """What the recorded turns cost when they were recorded; ``None`` for a file that kept no cost."""
+        return summed(_recorded_cost(case) for case in self.cases)
+
+    def reprice(self, *, prices: dict | None = None) -> Repricing:
+        """The recorded turns at the recorded prices and at today's (the table now, the header's
+        ``prices=`` and these ``prices``), per case and in total."""
+        return repriced(((case.id, case.results, _recorded_cost(case)) for case in self.cases),
+                        _merged(self.prices, checked_prices(prices, "Suite.reprice(prices=…)")))
 
     def __repr__(self) -> str:
         return f"Suite({str(self.path)!r}, {len(self.cases)} case{'s' * (len(self.cases) != 1)})"
 
     @classmethod
     def record(cls, path: str | os.PathLike, cases: Iterable[Any], *, model: Any, hooks: Any = None,
-               assistant: Any = None, concurrency: int = 8, **turn_options: Any) -> Suite:
+               assistant: Any = None, concurrency: int = 8, budget: float | Decimal | None = None,
+               prices: dict | None = None, **turn_options: Any) -> Suite:
         """Run ``cases`` against ``model`` and write the suite file at ``path`` (replacing it), its secrets
-        redacted. Ctrl-C raises :class:`SuiteInterrupted` and writes nothing."""
+        redacted. Ctrl-C raises :class:`SuiteInterrupted` and writes nothing; so does passing ``budget``
+        (USD, the whole recording's), with :class:`SuiteBudgetExceeded`. ``prices``: the module docstring."""
         parsed = [_parse_case(case, index) for index, case in enumerate(cases)]
         _check_ids(parsed)
         _check_concurrency(concurrency)
-        runner = _Runner(hooks, assistant, turn_options, _Redactor(model_secrets(model)))
+        prices = checked_prices(prices, "Suite.record(prices=…)")
+        runner = _Runner(hooks, assistant, turn_options, _Redactor(model_secrets(model)), prices=prices,
+                         budget=_checked_budget(budget))
         progress = Progress("recording", len(parsed))
         try:
             recorded, interrupted = _run_all(lambda case: runner.record(case, model), parsed, concurrency, runner,
@@ -153,24 +198,30 @@ class Suite:
             progress.finish(None, f"recording interrupted: {done} of {len(parsed)} cases recorded, nothing written")
             raise SuiteInterrupted(f"Suite.record interrupted: {done} of {len(parsed)} cases recorded; nothing "
                                    f"written to {path} (a suite file is written whole or not at all)")
-        _write(Path(path), recorded)
+        if runner.over_budget is not None:
+            progress.finish(None, f"recording stopped: {runner.over_budget}; nothing written")
+            raise SuiteBudgetExceeded(f"Suite.record stopped: {runner.over_budget}; nothing written to {path} (a "
+                                      "suite file is written whole or not at all)", runner.spent, runner.budget)
+        _write(Path(path), recorded, prices)
         progress.finish(None, f"recorded {len(recorded)} case{'s' * (len(recorded) != 1)} to {path}")
         return cls(path)
 
     def check(self, *, hooks: Any = None, assistant: Any = None, concurrency: int = 8, update: bool = False,
-              model: Any = None, **turn_options: Any) -> SuiteReport:
+              model: Any = None, prices: dict | None = None, **turn_options: Any) -> SuiteReport:
         """Every case re-run with these hooks against its recorded answers, and compared (module docstring).
         ``update=True`` re-records the ``model_changed`` cases with ``model`` and rewrites the file.
-        Ctrl-C raises :class:`SuiteInterrupted` whose ``report`` holds the cases that finished."""
+        Ctrl-C raises :class:`SuiteInterrupted` whose ``report`` holds the cases that finished. The turns
+        are priced at the recorded prices; ``prices`` stands for today's (``report.reprice()``)."""
         if update and model is None:
             raise ValueError("check(update=True) re-records the model_changed cases: pass the model as model=")
         _check_concurrency(concurrency)
-        runner = _Runner(hooks, assistant, turn_options, _Redactor(model_secrets(model)))
+        now = _merged(self.prices, checked_prices(prices, "Suite.check(prices=…)"))
+        runner = _Runner(hooks, assistant, turn_options, _Redactor(model_secrets(model)), prices=now)
         progress = Progress("checking", len(self.cases))
         try:
             reports, interrupted = _run_all(runner.check, self.cases, concurrency, runner, progress)
             report = SuiteReport([case for case in reports if case is not None], interrupted=interrupted,
-                                 total=len(self.cases))
+                                 total=len(self.cases), prices=now)
             if interrupted:
                 progress.finish(report)
                 raise SuiteInterrupted(f"Suite.check interrupted: {report.headline()} (the cases that finished "
@@ -189,7 +240,8 @@ class Suite:
             runner.close()
         if again:
             self.cases = [again.get(case.id, case) for case in self.cases]
-            _write(self.path, self.cases)
+            _write(self.path, self.cases, self.prices)
+            self.price_source = _source(self.cases)
         progress.finish(report)
         return report
 
@@ -198,9 +250,17 @@ class _Runner:
     """Runs one case's turns with the given hooks (one hook set per thread when ``hooks`` is a factory),
     and stops every running turn on :meth:`stop`."""
 
-    def __init__(self, hooks: Any, assistant: Any, turn_options: dict, redactor: _Redactor) -> None:
+    def __init__(self, hooks: Any, assistant: Any, turn_options: dict, redactor: _Redactor, *,
+                 prices: dict | None = None, budget: Decimal | None = None) -> None:
         self._hooks, self._assistant, self._options = hooks, assistant, turn_options
+        if prices is not None and _TAKES_PRICES:  # run_turn's own prices= (its budget), once it has one
+            self._options = {**turn_options, "prices": prices}
         self.redactor = redactor
+        self.prices, self.budget = prices, budget
+        self.spent = Decimal(0)
+        """What the turns recorded so far cost (``record`` with a budget)."""
+        self.over_budget: str | None = None
+        """Why recording stopped for the budget, once it has."""
         self._local = threading.local()
         self._made: list[Any] = []
         self._lock = threading.Lock()
@@ -238,34 +298,63 @@ class _Runner:
         try:
             with tempfile.TemporaryDirectory(prefix="agentctx-suite-") as folder:
                 recording = Path(folder) / _CALLS
-                results = self._run(case, ReplayModel(recording, model=model, mode="record"))
+                results = self._run(case, ReplayModel(recording, model=model, mode="record"), today(self.prices))
                 calls = [orjson.loads(line) for line in recording.read_bytes().splitlines() if line.strip()] \
                     if recording.exists() else []
         except (_NotRun, asyncio.CancelledError):
             return None
         return self.redactor.case(_Case(case.id, case.turns, case.ctx, case.context, calls, results))
 
+    def _spend(self, case: _Case, index: int, turn: dict) -> None:
+        """(Any thread.) Count a recorded turn against the budget; past it, stop every case."""
+        if self.budget is None:
+            return
+        cost = Cost.from_dict(turn["cost"])
+        with self._lock:
+            self.spent += cost.total or 0
+            if self.over_budget is not None:
+                return
+            if cost.unpriced:
+                self.over_budget = (f"turn {index + 1} of case {case.id!r} used a model no price is known for "
+                                    f"({', '.join(cost.unpriced)}), so the budget ${self.budget} cannot be kept: "
+                                    f"give its price with prices=")
+            elif self.spent > self.budget:
+                self.over_budget = (f"the turns recorded so far cost {_dollars(self.spent)}, over the budget "
+                                    f"{_dollars(self.budget)} (after turn {index + 1} of case {case.id!r})")
+            else:
+                return
+        self.stop()
+
     def check(self, case: _Case) -> CaseReport | None:
         try:
             with tempfile.TemporaryDirectory(prefix="agentctx-suite-") as folder:
                 recording = Path(folder) / _CALLS
                 recording.write_bytes(b"".join(orjson.dumps(call) + b"\n" for call in case.calls))
-                results = self._run(case, _Redacting(ReplayModel(recording, mode="replay"), self.redactor))
+                results = self._run(case, _Redacting(ReplayModel(recording, mode="replay"), self.redactor),
+                                    RecordedPrices(case.results, self.prices), redact=True)
         except (_NotRun, asyncio.CancelledError):
             return None
         except Exception as failure:  # noqa: BLE001 - a case that crashes is failed, the rest go on
-            return CaseReport(case.id, "failed", reason=self.redactor.text(f"{type(failure).__name__}: {failure}"))
-        return _judge(case, self.redactor.value(results))
+            return CaseReport(case.id, "failed", reason=self.redactor.text(f"{type(failure).__name__}: {failure}"),
+                              recorded_cost=_recorded_cost(case))
+        return _judge(case, results)
 
-    def _run(self, case: _Case, model: Any) -> list[dict]:
+    def _run(self, case: _Case, model: Any, price: Callable[[dict], Cost], *, redact: bool = False) -> list[dict]:
+        """The case's turns run on ``model``, each with its calls priced by ``price`` (redacted first when
+        ``redact``: a check prices the calls as the recording keeps them)."""
         if self._stopping.is_set():
             raise _NotRun
         context = Context([dict(message) for message in case.context])
         results = []
-        for text in case.turns:
+        for index, text in enumerate(case.turns):
             before = len(context)
             result = self._turn(context, text, model, case.ctx)
-            results.append(_turn_of(context.messages()[before:], result))
+            turn = _turn_of(context.messages()[before:], result)
+            calls = list(getattr(result, "calls", None) or ())
+            if redact:
+                turn, calls = self.redactor.value(turn), self.redactor.value(calls)
+            results.append(priced_turn(turn, calls, price))
+            self._spend(case, index, results[-1])
         return results
 
     def _turn(self, context: Context, text: Any, model: Any, ctx: dict) -> Any:
@@ -306,15 +395,45 @@ def _turn_of(messages: list[dict], result: Any) -> dict:
 
 
 def _judge(case: _Case, results: list[dict]) -> CaseReport:
+    costs = {"recorded_cost": _recorded_cost(case), "cost": summed(turn_cost(turn) for turn in results)}
     for index, (now, then) in enumerate(zip(results, case.results)):
         error = now.get("error") or {}
         if error.get("code") == "REPLAY_MISS":
-            return CaseReport(case.id, "model_changed", reason=f"turn {index + 1}: {_miss_text(error)}", results=results)
+            return CaseReport(case.id, "model_changed", reason=f"turn {index + 1}: {_miss_text(error)}", results=results,
+                              recorded_cost=costs["recorded_cost"])  # no recorded answer: nothing checked to price
         if error and not then.get("error"):
             return CaseReport(case.id, "failed", reason=f"turn {index + 1}: {error.get('message', error)}",
-                              results=results, diff=diff({"turns": case.results}, {"turns": results}))
+                              results=results, diff=diff({"turns": case.results}, {"turns": results}), **costs)
     changes: Diff = diff({"turns": case.results}, {"turns": results})
-    return CaseReport(case.id, "passed" if changes.same else "changed", diff=changes, results=results)
+    return CaseReport(case.id, "passed" if changes.same else "changed", diff=changes, results=results, **costs)
+
+
+def _recorded_cost(case: _Case) -> Cost | None:
+    """What the case's turns cost when recorded; ``None`` unless every turn kept its cost."""
+    costs = [turn_cost(turn) for turn in case.results]
+    return None if any(item is None for item in costs) else summed(costs)
+
+
+def _merged(kept: dict | None, given: dict | None) -> dict | None:
+    return given if kept is None else kept if given is None else {**kept, **given}
+
+
+def _checked_budget(budget: Any) -> Decimal | None:
+    if budget is None:
+        return None
+    if isinstance(budget, bool) or not isinstance(budget, (int, float, Decimal)) or not math.isfinite(budget) \
+            or budget <= 0:
+        raise ValueError(f"Suite.record(budget=…): a budget is a positive amount in USD, not {budget!r:.60}")
+    return Decimal(repr(budget)) if isinstance(budget, float) else Decimal(budget)
+
+
+def _dollars(amount: Decimal) -> str:
+    """An amount in full (a budget message says exactly how much)."""
+    return f"${amount.normalize():f}"
+
+
+_TAKES_PRICES = "prices" in inspect.signature(run_turn_async).parameters
+"""Whether ``run_turn`` has its own ``prices=`` (else it would be taken as a ctx field)."""
 
 
 def _miss_text(error: dict) -> str:
@@ -517,13 +636,25 @@ class _Redacting:
 # ---- reading a suite file ----
 
 
-def _write(path: Path, cases: list[_Case]) -> None:
-    lines = [orjson.dumps({"type": "suite", "format": FORMAT, "cases": len(cases)})]
+def _write(path: Path, cases: list[_Case], prices: dict | None) -> None:
+    header: dict[str, Any] = {"type": "suite", "format": FORMAT, "cases": len(cases)}
+    source = _source(cases)
+    if source:
+        header["priceSource"] = source
+    if prices is not None:
+        header["prices"] = prices_json(prices)
+    lines = [orjson.dumps(header)]
     lines += [orjson.dumps(case.line()) for case in cases]
     write_atomic(path, b"\n".join(lines) + b"\n", "suite")
 
 
-def _read(path: Path) -> list[_Case]:
+def _source(cases: list[_Case]) -> str:
+    """What priced the recorded turns (the sources of their costs, joined)."""
+    costs = [cost for case in cases for cost in [_recorded_cost(case)] if cost is not None]
+    return sum(costs, Cost.zero()).source if costs else ""
+
+
+def _read(path: Path) -> tuple[dict, list[_Case]]:
     try:
         lines = _bounded_lines(read_regular(path, "suite", MAX_FILE_BYTES), path)
     except UnsafeFileError as error:
@@ -533,9 +664,16 @@ def _read(path: Path) -> list[_Case]:
     if not lines or lines[0][1].get("format") != FORMAT:
         raise SuiteFileError(f"{path}: not a suite file (its first line is not {{\"type\": \"suite\", "
                              f"\"format\": \"{FORMAT}\"}})")
+    header = lines[0][1]
+    try:
+        checked_prices(header.get("prices"), "prices")
+    except PriceError as error:
+        raise SuiteFileError(f"{path}:{lines[0][0]}: the header's {error}") from None
+    if not isinstance(header.get("priceSource", ""), str):
+        raise SuiteFileError(f"{path}:{lines[0][0]}: the header's priceSource is not a string")
     cases = [_case_of(entry, number, path) for number, entry in lines[1:]]
     _check_file_ids(cases, lines[1:], path)
-    return cases
+    return header, cases
 
 
 def _bounded_lines(data: bytes, path: Path) -> list[tuple[int, dict]]:
@@ -568,7 +706,22 @@ def _case_of(entry: dict, number: int, path: Path) -> _Case:
                              f"{len(entry['results'])} results")
     if not all(isinstance(item, dict) for item in (*entry["calls"], *entry["results"], *entry["context"])):
         raise SuiteFileError(f"{where}: case {entry['id']!r}: calls, results and context hold objects only")
+    _check_costs(entry, where)
     return _Case(entry["id"], entry["turns"], entry["ctx"], entry["context"], entry["calls"], entry["results"])
+
+
+def _check_costs(entry: dict, where: str) -> None:
+    """Each kept cost reads back (``Cost.from_dict``), so a check never stops half-way on a bad one."""
+    for index, turn in enumerate(entry["results"]):
+        calls = turn.get("calls", [])
+        if not isinstance(calls, list) or not all(isinstance(call, dict) for call in calls):
+            raise SuiteFileError(f"{where}: case {entry['id']!r} turn {index + 1}: its calls are a list of objects")
+        try:
+            for item in (turn, *calls):
+                if "cost" in item:
+                    Cost.from_dict(item["cost"])
+        except ValueError as error:
+            raise SuiteFileError(f"{where}: case {entry['id']!r} turn {index + 1}: {error}") from None
 
 
 def _check_file_ids(cases: list[_Case], lines: list[tuple[int, dict]], path: Path) -> None:
