@@ -10,6 +10,7 @@ import argparse
 import shlex
 import textwrap
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from typing import NoReturn
 
 __all__ = ["COMMANDS", "MagicError", "ParsedCommand", "command_help", "overview", "parse_magic"]
@@ -57,6 +58,17 @@ def _positive_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"interval must be a number of seconds, got {text!r}") from None
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"interval must be a positive number of seconds, got {text!r}")
+    return value
+
+
+def _budget(text: str) -> Decimal:
+    """``--budget``: US dollars, ``0.25`` or ``$0.25``, greater than 0."""
+    try:
+        value = Decimal(text.strip().removeprefix("$"))
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"budget must be a number of US dollars (0.25), got {text!r}") from None
+    if not value.is_finite() or value <= 0:
+        raise argparse.ArgumentTypeError(f"budget must be a number of US dollars greater than 0, got {text!r}")
     return value
 
 
@@ -135,6 +147,9 @@ def _run_parser() -> _Parser:
     p.add_argument("--no-stream", dest="stream", action="store_false", help="show the reply only when complete")
     p.add_argument("--strict", action="store_true",
                    help="fail the turn on the first diagnostic (what Yao accepts but a hook author almost surely did not mean)")
+    p.add_argument("--budget", metavar="USD", type=_budget,
+                   help="stop the turn once its running cost would pass this many US dollars (run_turn(budget=...)): "
+                        "the stream is closed and nothing committed; the model must be one the price table knows")
     p.add_argument("--result", metavar="NAME", help="bind the TurnResult to this variable (for assertions)")
     return p
 

@@ -336,7 +336,7 @@ class AgentContextMagics(Magics):
         hooks = self._hooks_from(args.hooks)
         model, model_id = self._model_from(args.model, text)
         tools = self._tools_from(args.tools)
-        extra: dict[str, Any] = {}
+        extra: dict[str, Any] = {} if args.budget is None else {"budget": args.budget}
         if args.assistant is not None:
             extra["assistant"] = self._assistant_from(args.assistant)
             if not args.stream or args.strict:
@@ -356,7 +356,8 @@ class AgentContextMagics(Magics):
                 accept=args.accept,
                 chat_id=context.id or context.name or target,
                 check=False,
-                **(extra or {"streaming": args.stream, "strict": args.strict}),
+                **extra,
+                **({} if args.assistant is not None else {"streaming": args.stream, "strict": args.strict}),
             )
         except KeyboardInterrupt:
             raise MagicError("run: interrupted; the partial reply was not committed and the context is unchanged") from None

@@ -41,6 +41,8 @@ async def run_turn_async(
     strict: bool = False,
     connectors: dict[str, Model] | None = None,
     assistant: Any = None,
+    prices: dict | None = None,
+    budget: Any = None,
     check: bool = True,
     **ctx_fields: Any,
 ) -> TurnResult:
@@ -62,6 +64,18 @@ async def run_turn_async(
     lifecycle events); ``hooks`` then replaces the assistant's script, ``max_tool_rounds`` defaults to
     Yao's (``mcp.options.max_turn``, else 5), and ``streaming``, ``max_retries``, ``output``,
     ``hook_ctx`` and ``strict`` are the seed lifecycle's only.
+
+    ``prices`` gives or overrides model prices (USD per million tokens: ``{"my-model": {"input": 1.0,
+    "output": 2.0}}``, or ``"free"``; ``context.cost``), checked before the turn runs (``PriceError``) and
+    kept on the result, so ``result.cost`` uses them. ``budget`` (US dollars, an int, float or Decimal
+    > 0) stops a turn whose running cost would pass it: every model call of the turn counts (tool round
+    trips summed), the completed ones priced from their usage and the one in flight from an estimate (its
+    input, and its output as it streams) until its ``done`` brings the provider's usage. The model stream
+    is closed as an interrupt closes it, nothing is committed (the input stays, as after an interrupt),
+    and the turn fails with ``BUDGET_EXCEEDED``, its message saying what was spent of what (``≈`` when
+    estimated); ``result.cost`` includes the stopped call, estimated. A budget with a model that no price
+    table or ``prices`` can price is refused up front (``ValueError``; ``BUDGET_UNPRICED`` when a call
+    the turn reaches later, such as a ``Create`` hook's connector, cannot be priced).
 
     A failed turn raises :class:`TurnError` (what failed, where, a hint; ``.result`` is the failed
     result, and the context is as it was before the turn) unless ``check=False``, which returns the
@@ -111,4 +125,5 @@ def _assistant_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
             "assistant": arguments["assistant"], "view": arguments.get("view"), "model": arguments.get("model"),
             "hooks": arguments.get("hooks"), "tools": arguments.get("tools"),
             "max_tool_rounds": arguments.get("max_tool_rounds"), "accept": arguments.get("accept", "cui-web"),
-            "options": arguments.get("options"), "connectors": arguments.get("connectors"), **fields}
+            "options": arguments.get("options"), "connectors": arguments.get("connectors"),
+            "prices": arguments.get("prices"), "budget": arguments.get("budget"), **fields}

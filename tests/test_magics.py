@@ -77,7 +77,7 @@ def test_help_lists_every_subcommand(ip: Any) -> None:
         "%agentctx usage [--model NAME] [--no-exact] CTX",
         "%%agentctx hooks [--lang {js,python}] NAME",
         "%agentctx run [--hooks NAME] [--model NAME_OR_VAR] [--tools NAMES] [--assistant PATH] [--accept {cui-web,standard}] [--no-stream] [--strict]"
-        " [--result NAME] CTX [TEXT ...]",
+        " [--budget USD] [--result NAME] CTX [TEXT ...]",
         "%agentctx load [--as NAME] PATH",
         "%agentctx replay [--speed X] PATH",
         "%agentctx export [--title TITLE] CTX PATH",

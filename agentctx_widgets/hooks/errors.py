@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from typing import Any
 
 
@@ -102,6 +103,31 @@ class HookReturnError(HookError):
     default_code = "HOOK_RETURN"
 
 
+class BudgetError(Exception):
+    """A turn stopped by its budget (``run_turn(budget=...)``): ``code`` is ``BUDGET_EXCEEDED`` (its
+    running cost would pass the budget) or ``BUDGET_UNPRICED`` (a model call the price table cannot
+    price, so the budget cannot be kept). ``spent`` is what the turn's calls cost (Decimal USD; the call
+    that was stopped estimated), ``budget`` the limit, ``estimated`` whether any of it was an estimate,
+    ``call`` the stopped call as ``TurnResult.calls`` keeps one (its usage estimated or reported), or
+    ``None`` when the call was not made. Never given to the ``Error`` hook: a retry would pass it again."""
+
+    def __init__(self, message: str, *, code: str = "BUDGET_EXCEEDED", spent: Decimal | None = None,
+                 budget: Decimal | None = None, estimated: bool = False, call: dict | None = None) -> None:
+        super().__init__(message)
+        self.message, self.code, self.spent, self.budget = message, code, spent, budget
+        self.estimated, self.call = estimated, call
+
+    def to_dict(self) -> dict:
+        """The turn's ``result.error``: ``{message, code, name, hook, spent?, budget, estimated}`` (USD numbers)."""
+        error: dict[str, Any] = {"message": self.message, "code": self.code, "name": "BudgetError", "hook": None}
+        if self.spent is not None:
+            error["spent"] = float(self.spent)
+        if self.budget is not None:
+            error["budget"] = float(self.budget)
+        error["estimated"] = self.estimated
+        return error
+
+
 def error_dict(failure: BaseException) -> dict:
     """The ``error`` argument of the Error hook (and ``TurnResult.error``) for any exception.
 
@@ -110,7 +136,7 @@ def error_dict(failure: BaseException) -> dict:
     """
     from ..models import ModelError
 
-    if isinstance(failure, HookError):
+    if isinstance(failure, (HookError, BudgetError)):
         return failure.to_dict()
     if isinstance(failure, ModelError):
         error: dict[str, Any] = {"message": failure.message, "code": failure.code, "name": "ModelError", "hook": None}
@@ -134,6 +160,10 @@ HINTS: dict[str, str] = {
     "HOOK_STACK_OVERFLOW": "the hook recursed too deep: look for a function that calls itself without end",
     "HOOK_RETURN": "return nothing, or the object the hook's name documents (e.g. {messages} from Create)",
     "MAX_TOOL_ROUNDS": "the model kept calling tools: raise max_tool_rounds=, or check what the tools return",
+    "BUDGET_EXCEEDED": "the turn would have cost more than budget=: raise it, shorten the context or cap the reply "
+                       "(max_tokens); result.cost is what it spent, the stopped call estimated",
+    "BUDGET_UNPRICED": "a budget needs the model's price: give run_turn(prices={'MODEL': {'input': ..., "
+                       "'output': ...}}) in USD per million tokens, or 'free' for a local model",
 }
 """What to do about a failed turn, by the code of a hook or the lifecycle (a model's error says what to do
 in its own message: ``models.hints``; the default: read ``result.error``)."""

@@ -23,6 +23,9 @@
 An interrupt (``KeyboardInterrupt`` in the calling thread, i.e. the kernel's stop button) cancels the
 turn wherever it is: the model stream is closed, the context is put back to just after step 1, the
 view keeps the partial response marked as interrupted, and ``KeyboardInterrupt`` reaches the caller.
+A ``budget`` the turn's running cost would pass stops it the same way (``turn_core.Budget``), but the
+turn fails instead, with ``BUDGET_EXCEEDED`` (the ``Error`` hook is not asked: a retry would pass it
+again) and the stopped call, its usage estimated, on ``result.calls``.
 Python hooks and tools run on the calling thread (see :mod:`.caller`).
 
 Hooks see ``messages`` as OpenAI-like ``{role, content}`` dicts and ``response`` as an OpenAI-like
@@ -50,12 +53,12 @@ from ..output import Output, adapter_for
 from .base import Hooks
 from .caller import run_on_worker
 from .checkpoint import ContextCheckpoint
-from .errors import error_dict
+from .errors import BudgetError, error_dict
 from .hook_context import CTX_FIELDS, HookContext
 from .openai_shapes import from_view, message_from_response, response_of, to_view
 from .python_hooks import hooks_from_python
 from .returns import CREATE_FIELDS, CTX_OVERRIDE_FIELDS, MODEL_OPTION_FIELDS, unknown_create_keys
-from .turn_core import Reply, StopSignal, add_usage, as_user_message, call_tool, stream_reply
+from .turn_core import Budget, Reply, StopSignal, add_usage, as_user_message, call_tool, stream_reply
 from .turn_result import TurnOutcome, checked  # noqa: F401 - checked: turns.py imports it from here
 from .usage_log import record_usage
 
@@ -125,6 +128,8 @@ async def run_seed_turn_async(
     options: dict | None = None,
     strict: bool = False,
     connectors: dict[str, Model] | None = None,
+    prices: dict | None = None,
+    budget: Any = None,
     **ctx_fields: Any,
 ) -> TurnResult:
     """One turn of the seed lifecycle (the module docstring); the failed result is returned, not raised.
@@ -174,7 +179,7 @@ class _Turn:
     def __init__(self, context: Any, user_input: Any, *, model: Any, hooks: Any, view: Any, tools: Any,
                  max_tool_rounds: int | None, accept: str, streaming: bool, max_retries: int, output: Output | None,
                  hook_ctx: HookContext | None, options: dict | None, strict: bool,
-                 connectors: dict[str, Any] | None, ctx_fields: dict) -> None:
+                 connectors: dict[str, Any] | None, prices: dict | None, budget: Any, ctx_fields: dict) -> None:
         if model is None or not callable(getattr(model, "stream", None)):
             raise TypeError(f"run_turn(model=…): expected a model with stream(messages), got {model!r}")
         unknown = set(ctx_fields) - set(CTX_FIELDS)
@@ -205,7 +210,8 @@ class _Turn:
         self.caller_output = output
         self.hook_ctx = hook_ctx
         self.ctx_fields = ctx_fields
-        self.result = TurnResult()
+        self.budget = Budget.of(budget, prices, model)  # PriceError / a bad budget before anything runs
+        self.result = TurnResult(prices=prices)
         self.ctx: HookContext
         self.output: Output
         self.messages: list[dict] = []  # what hooks see as ``messages`` (Create may replace it)
@@ -242,6 +248,8 @@ class _Turn:
             except asyncio.CancelledError:
                 self._on_interrupt()
                 raise
+            except BudgetError as over:
+                self._on_budget(over)
             if hasattr(adapter, "finish") and not getattr(adapter, "ended", False):
                 adapter.finish()  # Yao closes every stream with [DONE], a failed one too (openai/writer.go:129-132)
         finally:
@@ -271,13 +279,27 @@ class _Turn:
             wake()
 
     def _on_interrupt(self) -> None:
+        self._take_back(dict(INTERRUPTED), "interrupted")
+
+    def _on_budget(self, over: BudgetError) -> None:
+        """The budget stopped the turn: the stopped call counted, the turn taken back as an interrupt's,
+        the error sent to the client."""
+        if over.call is not None:
+            self.result.calls.append(over.call)
+            self.result.usage = add_usage(self.result.usage, over.call["usage"])
+        error = over.to_dict()
+        self._take_back(error, error["message"])
+        self._surface(error)
+
+    def _take_back(self, error: dict, mark: str) -> None:
+        """Nothing of the turn stays but its input; the view keeps the partial response, marked."""
         self.checkpoint.restore(self.context)
-        self.result.error = dict(INTERRUPTED)
+        self.result.error = error
         self.result.response = None
         if self.view is not None:
             partial = None
             if self._live is not None:
-                partial = {**_copy(self._live), "error": {"message": "interrupted"}}
+                partial = {**_copy(self._live), "error": {"message": mark}}
             try:
                 self._set_pending(partial)
             except Exception:  # noqa: BLE001 - the interrupt must still reach the caller
@@ -290,6 +312,8 @@ class _Turn:
             try:
                 await self._attempt()
                 return
+            except BudgetError:  # not for Error: a retry would pass the budget again
+                raise
             except Exception as failure:  # noqa: BLE001 - step 8: every failure goes to Error
                 self._live = None
                 if self.view is not None:
@@ -436,7 +460,7 @@ class _Turn:
         live = self.view is not None and self.streaming
         with self._timed("model"):
             reply = await stream_reply(self.model, messages, self._model_options(), stop=self.stop_requested,
-                                       report=self.output.report, assembler=assembler,
+                                       report=self.output.report, assembler=assembler, budget=self.budget,
                                        on_event=self._show_event if live else self._show_limits)
         self._live = reply.message
         return reply

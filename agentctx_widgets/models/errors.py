@@ -40,6 +40,8 @@ CODES: dict[str, str] = {
     "RESPONSE_TOO_LARGE": "the server sent more than models.limits allows (a line or a whole response)",
     "REFUSED": "the response failed (Responses API status 'failed') for a policy or unknown reason",
     "MAX_TOOL_ROUNDS": "the model still called tools after run_turn's max_tool_rounds rounds",
+    "BUDGET_EXCEEDED": "the turn's running cost would pass run_turn's budget: the stream was closed, nothing committed",
+    "BUDGET_UNPRICED": "run_turn has a budget but the price table (or prices=) cannot price the model called",
     "REPLAY_MISS": "a ReplayModel without a model was sent a request its recording file does not hold",
     "MODEL_ERROR": "any other model failure",
 }

@@ -24,7 +24,11 @@
    ``728-759``).
 
 Any error ends the request with ``stream_end`` status ``"error"`` and takes the turn back out of the
-Context (the input stays). Yao's ``Script.Execute`` turns *any* hook error whose text contains "is not
+Context (the input stays). A ``budget`` its running cost would pass (``hooks.turn_core.Budget``: every
+model call of the request, delegations and tool loops included) ends it so too, whatever step it is in
+(no tool retry, loop fallback or delegation catches it), closing the model stream as Ctrl-C does.
+
+Yao's ``Script.Execute`` turns *any* hook error whose text contains "is not
 defined" / "is not a function" into a null return (``hook/script.go:37-42``) — meant for a missing
 hook, it also swallows a misspelled name inside one; we do the same and record the diagnostic
 ``hook_error_hidden``. Yao's engine is V8; QuickJS-NG words a call of a non-function "not a function"
@@ -50,11 +54,12 @@ from typing import Any, Protocol
 
 from ..context import Context
 from ..hooks.checkpoint import ContextCheckpoint
-from ..hooks.errors import HookError, error_dict
+from ..hooks.errors import BudgetError, HookError, error_dict
 from ..hooks.hook_context import CTX_FIELDS, HookContext
 from ..hooks.openai_shapes import from_view, response_of, to_view
 from ..models.openai_shapes import from_view_message
-from ..hooks.turn_core import StopSignal, add_usage, as_user_message, call_tool, run_until_stopped, stream_reply
+from ..hooks.turn_core import (Budget, StopSignal, add_usage, as_user_message, call_tool, run_until_stopped,
+                               stream_reply)
 from ..hooks.turn_result import TurnOutcome
 from ..models import ModelError
 from ..models.tools import Tool, as_tools
@@ -213,6 +218,7 @@ class _Shared:
         self.id_generator = id_generator if id_generator is not None else IdGenerator()
         self.output_seen = 0
         self.unknown_connectors: set[str] = set()  # reported once per request
+        self.budget: Budget | None = None  # run_assistant(budget=...): every model call of the request
 
     def next_id(self, prefix: str) -> str:
         """The request's next ``M*`` / ``C*`` id (``message.IDGenerator``, utils.go:10-50)."""
@@ -289,6 +295,11 @@ class _Request:
         except asyncio.CancelledError:  # Ctrl-C: nothing of the turn stays but the input
             self.shared.stop.set()  # what runs outside this task (ctx.llm, ctx.agent.Call) stops too
             checkpoint.restore(self.context)
+            raise
+        except BudgetError as over:  # as Ctrl-C, but the request fails
+            checkpoint.restore(self.context)
+            if self.root:
+                self._stream_end(started, "error", over.message, None)
             raise
         except RequestFailed as failed:
             checkpoint.restore(self.context)
@@ -444,7 +455,12 @@ class _Request:
         writer = ChunkWriter(self.shared)
         try:
             reply = await stream_reply(model, messages, options, stop=self.shared.stop, report=self.shared.report,
-                                       on_event=writer.on_event)
+                                       on_event=writer.on_event, budget=self.shared.budget)
+        except BudgetError as over:  # the stopped call is counted; the request ends (run)
+            if over.call is not None:
+                self.shared.result.calls.append(over.call)
+                self.shared.result.usage = add_usage(self.shared.result.usage, over.call["usage"])
+            raise
         except ModelError as error:
             raise RequestFailed(str(error), cause=error) from error
         except RequestFailed:
@@ -714,6 +730,8 @@ async def run_assistant_async(
     clock: Callable[[], float] | None = None,
     trace_listener: Callable[[dict], None] | None = None,
     stop: StopSignal | None = None,
+    prices: dict | None = None,
+    budget: Any = None,
     **ctx_fields: Any,
 ) -> YaoTurnResult:
     """Run one Yao request (see the module docstring) against ``context`` and return what it did.
@@ -733,14 +751,15 @@ async def run_assistant_async(
     milliseconds (for timestamps); ``ctx_fields`` set ``ctx`` fields (``chat_id``, ``locale``, …) and
     the ``context_id`` / ``request_id`` / ``trace_id`` of the events; ``stop`` (a
     ``hooks.turn_core.StopSignal``), set from any thread, stops the request: its hook is woken, a
-    ``ctx.llm`` stream and a ``ctx.agent.Call`` end (``run_assistant`` sets it on Ctrl-C).
+    ``ctx.llm`` stream and a ``ctx.agent.Call`` end (``run_assistant`` sets it on Ctrl-C); ``prices``, ``budget``:
+    ``run_turn``'s (the budget counts the request's own model calls, not a hook's ``ctx.llm`` / ``ctx.agent``).
     """
     _check_arguments(assistant, model, connectors, max_tool_rounds, options, delegate)
     ids = _request_ids(ctx_fields)
     _check_callable("hooks_of", hooks_of)
     script = as_yao_hooks(hooks) if hooks is not None else hooks_for(assistant, hooks_of)
-    result = YaoTurnResult(accept=accept)
-    shared = _Shared(output, clock or (lambda: time.time() * 1000), result, id_generator, stop)
+    shared = _new_shared(assistant, model, connectors, output, clock, id_generator, stop, accept, prices, budget)
+    result = shared.result
     options = dict(options or {})
     known = dict(assistants if assistants is not None else getattr(assistant, "assistants", None) or {})
     fields = {"chat_id": getattr(context, "id", "") or "", "accept": accept,
@@ -770,6 +789,18 @@ async def run_assistant_async(
     await _run_root(request, script, result)
     _end_request(result, ctx, services)
     return result
+
+
+def _new_shared(assistant: Any, model: Any, connectors: dict | None, output: Any, clock: Any, id_generator: Any,
+                stop: StopSignal | None, accept: str, prices: Any, budget: Any) -> _Shared:
+    """The request's shared state: its result (holding ``prices``) and its budget, both checked before
+    anything runs (the model the assistant's connector picks must be priced when there is a budget)."""
+    guard = Budget.of(budget, prices, (connectors or {}).get(getattr(assistant, "connector", "")) or model,
+                      where="run_assistant")
+    shared = _Shared(output, clock or (lambda: time.time() * 1000), YaoTurnResult(accept=accept, prices=prices),
+                     id_generator, stop)
+    shared.budget = guard
+    return shared
 
 
 _HOOK_OPTIONS = frozenset({"metadata", "mode", "search", "skip", "disable_global_prompts", "connector"})
@@ -835,6 +866,8 @@ async def _run_root(request: _Request, script: Any, result: YaoTurnResult) -> No
     unwake = request.shared.stop.on_stop(wake) if callable(wake) else (lambda: None)
     try:
         response = await request.run()
+    except BudgetError as over:
+        result.error = over.to_dict()
     except RequestFailed as failed:
         result.error = {"message": str(failed), "hook": failed.hook}
         if failed.cause is not None:
