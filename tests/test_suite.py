@@ -245,6 +245,7 @@ def test_in_a_kernel_record_and_check_show_a_progress_line_updated_in_place_that
     assert recording[0][PROGRESS_MIME] == {"verb": "recording", "done": 0, "total": 3, "counts": {}}
     assert recording[0]["text/plain"] == "recording: 0/3 cases"
     assert recording[-1]["text/plain"].startswith("recorded 3 cases to ")
+    assert recording[-1]["text/plain"].endswith(".jsonl (unpriced)")  # a scripted model: no price, never $0
     assert checking[0]["text/plain"] == "checking: 0/3 cases"
     assert '<progress max="3" value="0">' in checking[0]["text/html"]
     assert checking[-2]["text/plain"] == "checking: 3/3 cases (3 changed)"  # the last count is always shown

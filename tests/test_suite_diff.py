@@ -152,3 +152,12 @@ def test_the_html_shows_old_and_new_side_by_side_with_the_words_marked_and_nothi
     assert re.search(r"<th>before</th><th>after</th>", page)
     bundle = diff(OLD[0], context)._repr_mimebundle_()
     assert bundle["text/plain"].startswith("turn 1 'hi': changed") and 'class="actx-diff"' in bundle["text/html"]
+
+
+def test_a_usage_change_shows_both_numbers_and_the_difference_in_the_html_too():
+    old = {"messages": [], "usage": {"inputTokens": 1000, "outputTokens": 100}}
+    new = {"messages": [], "usage": {"inputTokens": 1000, "outputTokens": 250}}
+    html = diff(old, new).to_html()
+    assert '<del>100</del></td><td class="actx-diff-side"><ins>250</ins> <span class="actx-diff-delta">(+150)</span>' in html
+    assert str(diff(old, new)).splitlines()[1] == "  usage.outputTokens: 100 -> 250 (+150)"
+    assert "cost" not in html  # neither side kept a cost: no cost line

@@ -2,7 +2,8 @@
 
 No JavaScript, so it reads the same live, saved, on GitHub and in nbconvert's HTML. Colours follow
 JupyterLab's theme variables (light and dark) with fallbacks for pages that have none; every rule sits
-under one class, so nothing leaks onto the page.
+under one class, so nothing leaks onto the page; the cell rules name it twice, to outweigh JupyterLab's
+``:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td`` (right-aligned cells) in a notebook and its export.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ DIFF_CSS = """
   color-scheme: light dark; padding: 2px 4px; }
 .actx-diff .actx-diff-head { margin: 4px 0 8px; color: var(--jp-ui-font-color2, GrayText); }
 .actx-diff table { border-collapse: collapse; width: 100%; table-layout: fixed; margin-bottom: 12px; }
-.actx-diff th, .actx-diff td { border: 1px solid var(--jp-border-color2, #bdbdbd); padding: 4px 8px;
-  vertical-align: top; text-align: left; }
+.actx-diff.actx-diff th, .actx-diff.actx-diff td { border: 1px solid var(--jp-border-color2, #bdbdbd);
+  padding: 4px 8px; vertical-align: top; text-align: left; }
 .actx-diff th { background: var(--jp-layout-color2, rgba(127, 127, 127, 0.12)); font-weight: 600; }
 .actx-diff td.actx-diff-path { width: 22%; font-family: var(--jp-code-font-family, monospace);
   color: var(--jp-ui-font-color2, GrayText); word-break: break-all; }

@@ -169,8 +169,8 @@ class SuiteReport:
             if unchecked:
                 checked = ("none" if self.cost is None else checked) + \
                     f" ({unchecked} case{'s' * (unchecked != 1)} not priced: model changed or crashed)"
-            delta = self._total_delta()
-            line = f"cost: recorded {recorded}, checked {checked}" + (f" (Δ {delta})" if delta else "")
+            delta = self._total_delta()  # "—" (cannot be said) is left out: the line says why already
+            line = f"cost: recorded {recorded}, checked {checked}" + (f" (Δ {delta})" if delta not in ("", UNKNOWN) else "")
         unpriced = self.cost.message if self.cost is not None else None
         return line + (f"\n{unpriced}" if unpriced else "")
 
@@ -206,10 +206,11 @@ class SuiteReport:
         return (f'<div class="actx-diff"><style>{DIFF_CSS}{_REPORT_CSS}</style>'
                 f'<div class="actx-diff-head">{esc(self.headline())}</div>'
                 '<table class="actx-suite"><colgroup><col class="actx-suite-id"><col class="actx-suite-status"><col>'
-                '<col class="actx-suite-num"><col class="actx-suite-num"><col class="actx-suite-num">'
+                '<col class="actx-suite-tokens"><col class="actx-suite-num"><col class="actx-suite-num">'
                 '<col class="actx-suite-num"></colgroup><tr><th>case</th><th>status</th><th>what changed</th>'
-                f"<th>Δ tokens</th><th>recorded</th><th>checked</th><th>Δ cost</th></tr>{rows}{self._total_row()}"
-                "</table></div>")
+                '<th class="actx-suite-n">Δ tokens</th><th class="actx-suite-n">recorded</th>'
+                '<th class="actx-suite-n">checked</th><th class="actx-suite-n">Δ cost</th></tr>'
+                f"{rows}{self._total_row()}</table></div>")
 
     def _total_row(self) -> str:
         deltas = [case.tokens_delta for case in self.cases.values()]
@@ -307,10 +308,11 @@ _REPORT_CSS = """
 .actx-diff .actx-suite details > summary { cursor: pointer; }
 .actx-diff .actx-diff-passed { color: var(--jp-success-color1, #2e7d32); }
 .actx-diff .actx-diff-failed, .actx-diff .actx-diff-model_changed { color: var(--jp-error-color1, #c62828); }
-.actx-diff .actx-suite col.actx-suite-id { width: 14%; }
-.actx-diff .actx-suite col.actx-suite-status { width: 11%; }
+.actx-diff .actx-suite col.actx-suite-id { width: 12%; }
+.actx-diff .actx-suite col.actx-suite-status { width: 10%; }
+.actx-diff .actx-suite col.actx-suite-tokens { width: 8%; }
 .actx-diff .actx-suite col.actx-suite-num { width: 9%; }
-.actx-diff .actx-suite td.actx-suite-n { text-align: right; white-space: nowrap; }
+.actx-diff .actx-suite td.actx-suite-n, .actx-diff .actx-suite th.actx-suite-n { text-align: right; white-space: nowrap; }
 .actx-diff .actx-suite tr.actx-suite-total td { font-weight: 600;
   border-top: 2px solid var(--jp-border-color1, #757575); }
 .actx-diff .actx-cost-none { color: var(--jp-ui-font-color2, GrayText); font-style: italic; }

@@ -83,7 +83,7 @@ from ..models.hints import model_secrets
 from ..models.replay import request_key
 from ..turns import run_turn_async
 from .compare import Diff, diff
-from .costs import RecordedPrices, checked_prices, priced_turn, prices_json, summed, today, turn_cost
+from .costs import RecordedPrices, checked_prices, cost_text, priced_turn, prices_json, summed, today, turn_cost
 from .reprice import Repricing, repriced
 from .report import CaseReport, Progress, SuiteReport
 
@@ -203,8 +203,10 @@ class Suite:
             raise SuiteBudgetExceeded(f"Suite.record stopped: {runner.over_budget}; nothing written to {path} (a "
                                       "suite file is written whole or not at all)", runner.spent, runner.budget)
         _write(Path(path), recorded, prices)
-        progress.finish(None, f"recorded {len(recorded)} case{'s' * (len(recorded) != 1)} to {path}")
-        return cls(path)
+        suite = cls(path)
+        progress.finish(None, f"recorded {len(recorded)} case{'s' * (len(recorded) != 1)} to {path} "
+                              f"({cost_text(suite.cost)})")
+        return suite
 
     def check(self, *, hooks: Any = None, assistant: Any = None, concurrency: int = 8, update: bool = False,
               model: Any = None, prices: dict | None = None, **turn_options: Any) -> SuiteReport:
