@@ -116,7 +116,7 @@ def usage(target: Any, *, model: str | None = None, exact: bool = True) -> Usage
     lifetime = session_usage()
     return build_usage_report(context.messages(), model=model, lifetime=lifetime,
                               lifetime_responses=int(lifetime.get("responses") or 0),
-                              context_lifetime=context_usage(context), exact=exact)
+                              context_lifetime=context_usage(context), exact=exact, context=context)
 
 
 def run(context: Context, text: Any, *, hooks: Any = None, model: Any = None, tools: Iterable[Any] | None = None,

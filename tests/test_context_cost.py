@@ -188,7 +188,6 @@ def test_a_context_costs_what_its_turns_results_cost_fixed_seed():
         assert context.cost == sum((cost_of_calls(c, prices=PRICES) for c in turns), Cost.zero())
 
 
-@pytest.mark.xfail(strict=True, reason="hooks/runner.py passes call= to record_usage once the lead applies it")
 def test_run_turn_records_each_call_priced_as_its_result_is():
     context = Context()
     model = ScriptedModel(["one", "two"], usage=GPT_4O_USAGE, model="gpt-4o")

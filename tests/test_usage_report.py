@@ -191,7 +191,6 @@ def test_free_models_show_zero_as_free(ledger: Any) -> None:
     assert "  llama3.2      1   1,100  $0 (free)" in _report(context).to_text()
 
 
-@pytest.mark.xfail(strict=True, reason="notebook.usage passes context= to build_usage_report once the lead applies it")
 def test_the_magic_shows_the_contexts_cost(ip: Any, monkeypatch: pytest.MonkeyPatch, ledger: Any) -> None:
     monkeypatch.setattr(_usage_report, "try_exact_counter", lambda model: None)
     ip.user_ns["ctx"] = _costed_context(ledger)

@@ -58,9 +58,8 @@ from .hook_context import CTX_FIELDS, HookContext
 from .openai_shapes import from_view, message_from_response, response_of, to_view
 from .python_hooks import hooks_from_python
 from .returns import CREATE_FIELDS, CTX_OVERRIDE_FIELDS, MODEL_OPTION_FIELDS, unknown_create_keys
-from .turn_core import Budget, Reply, StopSignal, add_usage, as_user_message, call_tool, stream_reply
+from .turn_core import Budget, Reply, StopSignal, as_user_message, call_tool, stream_reply
 from .turn_result import TurnOutcome, checked  # noqa: F401 - checked: turns.py imports it from here
-from .usage_log import record_usage
 
 INTERRUPTED = {"message": "interrupted: the turn was stopped before it finished; nothing was committed",
                "code": "INTERRUPTED", "name": "KeyboardInterrupt", "hook": None}
@@ -285,8 +284,7 @@ class _Turn:
         """The budget stopped the turn: the stopped call counted, the turn taken back as an interrupt's,
         the error sent to the client."""
         if over.call is not None:
-            self.result.calls.append(over.call)
-            self.result.usage = add_usage(self.result.usage, over.call["usage"])
+            self.result.count_call(over.call, self.context)
         error = over.to_dict()
         self._take_back(error, error["message"])
         self._surface(error)
@@ -394,9 +392,7 @@ class _Turn:
         self.result.model_messages = model_messages
         reply = await self._stream(model_messages)  # step 3
         message, usage = reply.message, reply.usage
-        record_usage(usage, self.context)
-        self.result.calls.append({"usage": usage, **reply.meta})
-        self.result.usage = add_usage(self.result.usage, usage)
+        self.result.count_call({"usage": usage, **reply.meta}, self.context)
         response = response_of(message, usage)
         self.result.response = response
 

@@ -9,8 +9,8 @@ of its hooks and events, its error texts, what it sends to the client.
   interrupt or an error too), each event folded into the assembler, the ``start`` / ``done`` facts
   kept, ``reply_cut_off`` reported, an ``error`` event raised as :class:`ModelError`, more tool calls
   than ``models.limits.MAX_TOOL_CALLS`` refused (every model: a replay, a scripted or a custom one), the
-  usage finalized; a custom model's failure redacted of the known keys. :func:`add_usage` sums a turn's
-  calls.
+  usage finalized; a custom model's failure redacted of the known keys. A turn's calls are counted by
+  ``TurnOutcome.count_call``.
 - :class:`Budget`: ``run_turn(budget=...)``: what the turn's calls cost so far against a limit in US
   dollars — each completed call priced from its usage (``context.cost.cost_of_calls``), the call in flight
   from an estimate (its input once, its output as the deltas come), replaced by the provider's usage when
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_UP, Decimal
 from typing import Any
 
-from ..context import create_assembler, finalize_usage, usage_add, user_message
+from ..context import create_assembler, finalize_usage, user_message
 from ..context.cost import Cost, check_prices, cost, cost_of_calls, money
 from ..context.usage import estimate_context_tokens
 from ..models import ModelError, limits
@@ -47,7 +47,7 @@ from ..models.tools import Tool
 from .caller import call_user_code, cancel_task, run_on_worker
 from .errors import BudgetError
 
-__all__ = ["Budget", "Reply", "StopSignal", "ToolCall", "add_usage", "as_user_message", "call_tool",
+__all__ = ["Budget", "Reply", "StopSignal", "ToolCall", "as_user_message", "call_tool",
            "run_until_stopped", "stream_reply"]
 
 Report = Callable[..., None]
@@ -391,11 +391,6 @@ def _step(assembler: Any, event: Any, meta: dict, report: Report | None, on_even
         raise ModelError.from_event_error(event.get("error"))
     if on_event is not None:
         on_event(event)
-
-
-def add_usage(total: dict | None, usage: dict) -> dict:
-    """A turn's usage so far plus one call's."""
-    return usage if total is None else usage_add(total, usage)
 
 
 @dataclass

@@ -14,8 +14,10 @@ import reprlib
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
+from ..context import usage_add
 from ..context.cost import Cost, cost_of_calls
 from .errors import TurnError
+from .usage_log import record_usage
 
 __all__ = ["TurnOutcome", "checked"]
 
@@ -65,6 +67,15 @@ class TurnOutcome:
         if self.error is not None:
             raise TurnError(self)
         return self
+
+    def count_call(self, call: dict, context: Any = None) -> None:
+        """One billed model call (``{"usage", "model"?, …}``): kept in :attr:`calls`, summed into
+        :attr:`usage` and put on ``context``'s ledger (``Context.cost``, ``%agentctx usage``). The one place
+        both lifecycles count a call, a call the budget stopped included (the provider billed it)."""
+        self.calls.append(call)
+        usage = call["usage"]
+        self.usage = usage if self.usage is None else usage_add(self.usage, usage)
+        record_usage(usage, context, call=call, prices=self.prices)
 
     @reprlib.recursive_repr()
     def __repr__(self) -> str:

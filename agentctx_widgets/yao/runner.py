@@ -58,7 +58,7 @@ from ..hooks.errors import BudgetError, HookError, error_dict
 from ..hooks.hook_context import CTX_FIELDS, HookContext
 from ..hooks.openai_shapes import from_view, response_of, to_view
 from ..models.openai_shapes import from_view_message
-from ..hooks.turn_core import (Budget, StopSignal, add_usage, as_user_message, call_tool, run_until_stopped,
+from ..hooks.turn_core import (Budget, StopSignal, as_user_message, call_tool, run_until_stopped,
                                stream_reply)
 from ..hooks.turn_result import TurnOutcome
 from ..models import ModelError
@@ -458,8 +458,7 @@ class _Request:
                                        on_event=writer.on_event, budget=self.shared.budget)
         except BudgetError as over:  # the stopped call is counted; the request ends (run)
             if over.call is not None:
-                self.shared.result.calls.append(over.call)
-                self.shared.result.usage = add_usage(self.shared.result.usage, over.call["usage"])
+                self.shared.result.count_call(over.call, self.context)
             raise
         except ModelError as error:
             raise RequestFailed(str(error), cause=error) from error
@@ -470,8 +469,7 @@ class _Request:
         writer.close_open()
         message, usage, meta = reply.message, reply.usage, reply.meta
         result = self.shared.result
-        result.usage = add_usage(result.usage, usage)
-        result.calls.append({"usage": usage, **meta})
+        result.count_call({"usage": usage, **meta}, self.context)
         if has_content(message):
             self.context.append(message)
         else:  # said once, as a diagnostic, instead of the store's warning about a dropped message
