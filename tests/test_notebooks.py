@@ -14,7 +14,7 @@ NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 
 
 def test_every_notebook_is_there() -> None:
-    assert [path.name for path in NOTEBOOKS] == ["hooks.ipynb", "models.ipynb", "regression.ipynb", "tour.ipynb", "usage.ipynb",
+    assert [path.name for path in NOTEBOOKS] == ["hooks.ipynb", "models.ipynb", "regression.ipynb", "suite.ipynb", "tour.ipynb", "usage.ipynb",
                                                  "yao_assistant.ipynb"]
 
 
