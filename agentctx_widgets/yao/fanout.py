@@ -21,9 +21,11 @@ A slot is the result of a call that finished before the decisive one (``Any``: t
 channel picks at random (``:109-114``), so there a late slot is null or filled by chance; here it is
 always ``None``, which is one of Yao's answers and the same every run. ``All`` fills every slot.
 
-Here each call runs on a daemon thread of its own and gets its :class:`Slot`, whose ``cancel`` is
-set once the batch is decided (the rest are not wanted: Yao's ``close(done)``, a call that has not
-started does not start) and when the wait is stopped. The calling thread only waits, so
+Here each call runs on a daemon thread of its own and gets its :class:`Slot`, whose ``cancel`` (a
+``hooks.turn_core.StopSignal``: ``is_set()``, ``on_stop(callback)``) is set once the calling thread
+stops waiting — when the batch returns (with ``wait_rest`` that is after every call finished, as Yao
+lets each goroutine run to its end; without it the rest are told to stop, since nobody reads them
+— Yao drains them in the background) and when the wait is stopped. The calling thread only waits, so
 
 * what must run on it — a JavaScript hook's ``onChunk`` is served by the engine thread that made the
   bound call (``hooks/js_bridge.py``) — is passed through :meth:`Slot.here`: a call's thread queues
@@ -36,7 +38,7 @@ started does not start) and when the wait is stopped. The calling thread only wa
   their results are dropped.
 
 An exception from a call is its slot's ``on_error(index, error)`` (Yao's ``recover()``: "agent call
-panic recovered", ``"panic: …"``); ``KeyboardInterrupt`` and ``SystemExit`` are not caught there.
+panic recovered", ``"panic: …"``), whatever it raised: a call's thread always reports, so the wait ends.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from ..hooks.turn_core import StopSignal
 
 Mode = Literal["all", "any", "race"]
 Call = Callable[["Slot"], Any]
@@ -93,11 +97,11 @@ class Batch:
 
 @dataclass
 class Slot:
-    """What one call gets: its ``index``, its ``cancel`` event (the batch is decided or stopped: stop
+    """What one call gets: its ``index``, its ``cancel`` signal (the calling thread stopped waiting: stop
     when you can) and ``here(function, *args)``, which runs ``function`` on the calling thread."""
 
     index: int
-    cancel: threading.Event
+    cancel: StopSignal
     here: Callable[..., Any]
 
 
@@ -106,7 +110,7 @@ class _Waiter:
 
     def __init__(self, count: int) -> None:
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
-        self.cancels = [threading.Event() for _ in range(count)]
+        self.cancels = [StopSignal() for _ in range(count)]
         self.owner = threading.get_ident()
         self.lock = threading.Lock()
         self.closed = False
@@ -139,10 +143,6 @@ class _Waiter:
                 return
             if item[0] == "here":
                 item[1].cancel()
-
-    def cancel_all(self) -> None:
-        for cancel in self.cancels:
-            cancel.set()
 
     def take(self, stopped: Callable[[], str | None] | None) -> tuple[int, Any]:
         """The next finished call's ``(index, result)``, running trampolined functions meanwhile."""
@@ -197,12 +197,12 @@ def _start(waiter: _Waiter, index: int, call: Call, on_error: Callable[[int, Bas
     slot = Slot(index, waiter.cancels[index], waiter.here)
 
     def run() -> None:
-        if slot.cancel.is_set():  # decided before this call started: it does not start (orchestrator.go:99-104)
+        if slot.cancel.is_set():  # the wait ended before this call started: it does not start (orchestrator.go:99-104)
             waiter.inbox.put(("done", index, None))
             return
         try:
             result = call(slot)
-        except Exception as error:  # noqa: BLE001 - Yao's recover(): the slot carries the failure
+        except BaseException as error:  # noqa: BLE001 - Yao's recover(): the slot carries the failure
             result = on_error(index, error)
         waiter.inbox.put(("done", index, result))
 
@@ -221,7 +221,6 @@ def _gather(waiter: _Waiter, batch: Batch, mode: Mode, succeeded: Callable[[Any]
         batch.order.append(index)
         if mode == "race" or (mode == "any" and succeeded(result)):
             batch.decisive = index
-            waiter.cancel_all()
             if not wait_rest:
                 return
 
