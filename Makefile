@@ -14,7 +14,7 @@ $(PY):
 	$(PIP) install -q --upgrade pip
 
 $(STAMP): $(PY) pyproject.toml
-	$(PIP) install -q -e ".[test,tiktoken,openai,anthropic]"
+	$(PIP) install -q -e ".[test,tiktoken,openai,anthropic,mcp]"
 	touch $(STAMP)
 
 js/node_modules/.package-lock.json: js/package-lock.json

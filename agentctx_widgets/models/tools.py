@@ -71,16 +71,33 @@ class Tool:
 
 
 def as_tools(tools: Iterable[Any] | None) -> list[Tool]:
-    """``Tool`` objects for callables (or Tools), refusing two tools of one name."""
+    """``Tool`` objects for callables (or Tools), refusing two tools of one name. A tool source (an
+    :class:`~agentctx_widgets.models.mcp.McpServer`: anything with ``__agentctx_tools__()``) gives all of its
+    tools, listed here (a server starts on first use)."""
     result: list[Tool] = []
-    seen: set[str] = set()
-    for position, tool in enumerate(tools or []):
-        tool = tool if isinstance(tool, Tool) else _with_place(position, tool)
-        if tool.name in seen:
-            raise ToolDefinitionError(f"tools[{position}]: a second tool named {tool.name!r}")
-        seen.add(tool.name)
-        result.append(tool)
+    seen: dict[str, str] = {}
+    for position, item in enumerate(tools or []):
+        for tool in _expanded(position, item):
+            where = f"tools[{position}]" + (f" ({item!r})" if hasattr(item, "__agentctx_tools__") else "")
+            if tool.name in seen:
+                first = seen[tool.name]
+                also = f" (the first: {first})" if "(" in first + where else ""  # a server's tool: say which
+                raise ToolDefinitionError(f"{where}: a second tool named {tool.name!r}{also}")
+            seen[tool.name] = where
+            result.append(tool)
     return result
+
+
+def _expanded(position: int, item: Any) -> list[Tool]:
+    if isinstance(item, Tool):
+        return [item]
+    source = getattr(item, "__agentctx_tools__", None)
+    if source is not None and not isinstance(item, type):
+        try:
+            return list(source())
+        except ToolDefinitionError as error:
+            raise ToolDefinitionError(f"tools[{position}]: {str(error).removeprefix('tools: ')}") from None
+    return [_with_place(position, item)]
 
 
 def _with_place(position: int, function: Any) -> Tool:
