@@ -85,7 +85,7 @@ _TEMPLATE = (
 .R .actxd-count, .R .actxd-usage { color: var(--actxd-fg2); font-size: 0.86em; }
 .R .actxd-header .actxd-usage { margin-left: auto; }
 .R .actxd-cost { white-space: nowrap; cursor: help; text-decoration: underline dotted; text-underline-offset: 2px; }
-.R .actxd-cost[data-unpriced="1"] { color: var(--actxd-warn); }
+.R .actxd-cost[data-unpriced="1"] { font-style: italic; }
 .R .actxd-body { padding: 8px 10px; }
 .R .actxd-earlier {
   margin: 0 0 8px; padding: 2px 8px; font-size: 0.86em; color: var(--actxd-fg2);
