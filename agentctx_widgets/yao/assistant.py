@@ -246,6 +246,7 @@ def load_assistant(
     search: Any = None,
     workspace: str | os.PathLike | None = None,
     env_allow: Iterable[str] | None = None,
+    start_mcp: bool = False,
 ) -> Assistant:
     """Read the assistant directory at ``path`` as Yao does; raise :class:`AssistantLoadError` if it is bad.
 
@@ -253,7 +254,12 @@ def load_assistant(
     ``assistants`` are the other loaded assistants ``ctx.agent.Call`` may reach (a mapping by id, or a
     list keyed by their own ids). ``mcp`` (a ``yao.Mcp``) and ``search`` (a ``yao.Search``) answer the
     hooks' ``ctx.mcp`` / ``ctx.search`` with Python functions you registered on them; ``workspace`` is the
-    local directory ``ctx.workspace`` works in (nothing outside it is reachable).
+    local directory ``ctx.workspace`` works in (nothing outside it is reachable). ``mcp`` may also map server
+    ids to real servers (``McpServer.stdio`` / ``McpServer.http``) or to ``{tool: function}`` mappings.
+
+    The MCP servers the app's and the assistant's ``mcps/*.mcp.yao`` describe start only with
+    ``start_mcp=True`` (a downloaded package would otherwise run a command): without it each is named,
+    with the command it would run, in a ``yao_mcp_not_started`` diagnostic (``yao/mcp_config.py``).
 
     ``$ENV.NAME`` in a prompt sends that environment variable to the model, as in Yao; a downloaded
     package can read any of them (``$ENV.OPENAI_API_KEY``), so the names it reads are listed in a
@@ -293,6 +299,7 @@ def load_assistant(
     if env_reads:
         diagnostics.append(_env_diagnostic(env_reads, allow, str(directory)))
     unknown = _unknown_fields(fields)
+    mcp = _mcp_registry(mcp, directory, assistant_id, start_mcp, allow, diagnostics)
     return Assistant(
         id=assistant_id, name=package["name"], path=directory, package=package, prompts=prompts,
         prompt_presets=presets, global_prompts=global_prompts, locales=locales, script=script,
@@ -463,6 +470,32 @@ def _app_root(directory: Path) -> Path | None:
 
 
 # -- registries ------------------------------------------------------------------------------------------
+
+
+def _mcp_registry(mcp: Any, directory: Path, assistant_id: str, start: bool, allow: frozenset[str] | None,
+                  diagnostics: list[dict]) -> Any:
+    """``mcp=`` as a ``yao.Mcp`` (a mapping of ids to servers or tool functions is registered on a new one),
+    with the configured servers added when ``start``; ``None`` when there is nothing to answer from."""
+    from .mcp_config import configured_servers
+    from .registries import Mcp
+
+    if mcp is not None and not isinstance(mcp, (Mcp, Mapping)):
+        raise AssistantLoadError(f"mcp= must be a yao.Mcp or map server ids to servers, got {type(mcp).__name__}",
+                                 file="<mcp>")
+    configured, found = configured_servers(_app_root(directory), directory, assistant_id, start=start, env_allow=allow)
+    diagnostics.extend(found)
+    if isinstance(mcp, Mcp) and not configured:
+        return mcp
+    registry = mcp if isinstance(mcp, Mcp) else Mcp()
+    for server_id, server in configured.items():
+        registry.register(server_id, server)
+    for server_id, server in (mcp.items() if isinstance(mcp, Mapping) else ()):
+        try:
+            registry.register(server_id, server)
+        except (TypeError, ValueError) as error:
+            raise AssistantLoadError(f"mcp[{server_id!r}]: {error}", file="<mcp>") from None
+    return registry if registry.servers or isinstance(mcp, Mcp) else None
+
 
 
 def _checked_processes(processes: Mapping[str, Callable[..., Any]] | None) -> dict[str, Callable[..., Any]]:
