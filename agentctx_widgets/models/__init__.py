@@ -6,6 +6,7 @@ The SDK connectors import their SDK only when used (``pip install "agentctx-widg
 
 from .anthropic import AnthropicModel, build_anthropic_request
 from .errors import CODES
+from .mcp import McpError, McpServer
 from .openai_chat import OpenAIChatModel, build_chat_request
 from .openai_responses import OpenAIResponsesModel, build_responses_request
 from .protocol import Model, ModelError
@@ -17,6 +18,8 @@ from .tools import Tool
 __all__ = [
     "AnthropicModel",
     "CODES",
+    "McpError",
+    "McpServer",
     "Model",
     "ModelError",
     "OpenAIChatModel",
