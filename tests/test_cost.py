@@ -396,6 +396,8 @@ def test_a_cost_is_an_immutable_value_that_round_trips_through_json():
 def test_money_formatting():
     assert [money(D(x)) for x in ("0", "1.234", "0.012345", "0.00012345", "12", "0.0400", "0.00250", "0.019999")] == \
         ["$0", "$1.23", "$0.0123", "$0.000123", "$12.00", "$0.04", "$0.0025", "$0.02"]
+    # just under $1 rounds up to 1.0000 and reads "$1" (js/test/render-cost.test.js pins the same), never "$1."
+    assert [money(D(x)) for x in ("0.99996", "-0.99996", "0.999")] == ["$1", "-$1", "$0.999"]
 
 
 # -- properties -------------------------------------------------------------------------------------------

@@ -206,3 +206,25 @@ def test_the_contexts_cost_is_its_lifetime_cost_from_the_usage_log(monkeypatch):
     header = view.state()["header"]
     assert header["turnCost"]["total"] == "0.0035" and header["contextCost"]["total"] == "0.0105"
     view.close()
+
+
+def test_run_turn_into_a_view_shows_the_turns_cost_after_each_model_call():
+    """The runner gives the view the turn's running cost (hooks/runner.py ``_count``): a tool round trip on
+    gpt-4o (1000 in / 100 out a call: $0.0025 + $0.001 = $0.0035, by OpenAI's $2.50 / $10.00 per million)
+    reads $0.007 at the end, and the context's lifetime cost (its ledger) the same."""
+    from agentctx_widgets import ScriptedModel, run_turn
+
+    def lookup(city: str) -> str:
+        """The weather in a city."""
+        return f"21°C in {city}"
+
+    ctx = Context(name="priced")
+    view = ContextView(ctx)
+    call = {"tool_calls": [{"id": "c1", "name": "lookup", "arguments": {"city": "Oslo"}}]}
+    result = run_turn(ctx, "weather?", model=ScriptedModel([call, "21°C"], usage=GPT_4O, model="gpt-4o"),
+                      tools=[lookup], view=view)
+    header = view.state()["header"]
+    assert result.ok and view.turn_cost == result.cost
+    assert header["turnCost"]["total"] == "0.007" and header["contextCost"]["total"] == "0.007"
+    assert "turn $0.007 · context $0.007" in repr(view)
+    view.close()

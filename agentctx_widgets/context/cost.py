@@ -238,8 +238,8 @@ def money(amount: Decimal, currency: str = CURRENCY) -> str:
         places = Decimal(1).scaleb(size.adjusted() - 2)
     shown = amount.quantize(places, rounding=ROUND_HALF_UP)
     text = f"{abs(shown):f}"
-    if size < 1:
-        text = text.rstrip("0")
+    if size < 1:  # 0.99996 rounds up to 1.0000: "$1", as the front end's money() shows it, not "$1."
+        text = text.rstrip("0").rstrip(".")
     return f"{'-' if shown < 0 else ''}{sign}{text}"
 
 

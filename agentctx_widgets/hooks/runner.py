@@ -280,11 +280,19 @@ class _Turn:
     def _on_interrupt(self) -> None:
         self._take_back(dict(INTERRUPTED), "interrupted")
 
+    def _count(self, call: dict) -> None:
+        """One billed call counted (``TurnOutcome.count_call``) and the turn's cost so far shown in the
+        view's header (a tool round trip's calls update the same turn)."""
+        self.result.count_call(call, self.context)
+        show = getattr(self.view, "set_turn_cost", None)
+        if callable(show):
+            show(self.result.cost, turn=self.result)
+
     def _on_budget(self, over: BudgetError) -> None:
         """The budget stopped the turn: the stopped call counted, the turn taken back as an interrupt's,
         the error sent to the client."""
         if over.call is not None:
-            self.result.count_call(over.call, self.context)
+            self._count(over.call)
         error = over.to_dict()
         self._take_back(error, error["message"])
         self._surface(error)
@@ -392,7 +400,7 @@ class _Turn:
         self.result.model_messages = model_messages
         reply = await self._stream(model_messages)  # step 3
         message, usage = reply.message, reply.usage
-        self.result.count_call({"usage": usage, **reply.meta}, self.context)
+        self._count({"usage": usage, **reply.meta})
         response = response_of(message, usage)
         self.result.response = response
 
