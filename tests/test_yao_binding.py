@@ -201,8 +201,12 @@ def test_services_from_a_hook(current: Any, tmp_path: Path) -> None:
         "Lookup", "search", "completed", {"found": 2})
     assert (nodes["N2"]["label"], nodes["N2"]["parent_ids"]) == ("Part", ["N1"])
     assert hook_model.calls == [[{"type": 2, "content": [{"type": "text", "text": "Say hello"}]}]]
+    # the sub-agent's message reaches the client as it wrote it, with its thread_id (a stack id: a UUID)
+    # (agent/caller/jsapi.go:114-130, agent/context/output.go:86-89)
+    (sub,) = [m for m in client.items if m.get("props") == {"content": "sub"}]
+    assert len(sub["thread_id"]) == 36
     # 'Hello world!' in chunks of 5: 'Hello' (C2, M2) then ' worl' (C4), stopped by onChunk's 1
-    assert client.shapes()[:7] == [
+    assert client.shapes()[1:8] == [
         ("message_start", "M1"), ("text", "M1", "C1", None),
         ("text", "M1", "C3", "append"),  # onChunk's Append of 'HELLO'
         ("text", "M2", "C2", None),      # then the chunk itself, to the client

@@ -534,8 +534,9 @@ def test_prompts_come_from_the_assistant_with_the_requests_variables_and_preset(
     hooks = {"Create": lambda ctx, m, o: {"prompt_preset": "task.analysis", "disable_global_prompts": True,
                                           "locale": "zh-cn"}}
     result, _, model = run("hi", assistant=assistant, hooks=hooks, theme="dark", metadata={"team": "t1"})
-    assert assistant.asked == [({"LOCALE": "zh-cn", "CHAT_ID": "chat-1", "THEME": "dark", "team": "t1"},
-                                "task.analysis", True)]
+    # USER_ID: the notebook's identity, as no authorized= was given (runner.NOTEBOOK_AUTHORIZED)
+    assert assistant.asked == [({"LOCALE": "zh-cn", "CHAT_ID": "chat-1", "THEME": "dark", "USER_ID": "notebook",
+                                 "team": "t1"}, "task.analysis", True)]
     assert texts(model.calls[0]) == [(1, "prompt task.analysis in zh-cn"), (2, "hi")]
     assert result.events[0]["props"]["data"]["assistant"] == {"assistant_id": "tests.prompted", "name": "Name ()"}
 

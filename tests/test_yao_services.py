@@ -412,17 +412,33 @@ def test_agent_call_failures_are_results():
         assert str(caught.value) == text
 
 
-def test_agent_any_returns_the_first_success():
-    """agent/caller orchestrator Any: the first successful result alone (here: in request order)."""
+def test_agent_any_returns_one_slot_per_request():
+    """agent/caller/orchestrator.go:71-136: Any returns one slot per request — the first success, what
+    reached the collector before it, None for what came after (Yao: null or filled by chance; here always
+    None). "up" is the only success; "down" fails before it answers and "later" after, but each slot
+    races "up"'s to the collector, so each is its error or None."""
+    import threading
+
+    failed, answered = threading.Event(), threading.Event()
+
     def runner(agent_id, messages, options, on_message):
         if agent_id == "down":
+            failed.set()
             raise RuntimeError("down")
+        if agent_id == "later":
+            answered.wait(5)
+            raise RuntimeError("late")
+        failed.wait(5)
+        answered.set()
         return {"completion": {"content": agent_id}}
 
     services = YaoServices(agents=runner)
     results = services.agent.Any([{"agent": "down", "messages": []}, {"agent": "up", "messages": []},
                                   {"agent": "later", "messages": []}])
-    assert results == [{"agent_id": "up", "content": "up", "response": {"completion": {"content": "up"}}}]
+    assert len(results) == 3
+    assert results[1] == {"agent_id": "up", "content": "up", "response": {"completion": {"content": "up"}}}
+    assert results[0] in (None, {"agent_id": "down", "error": "agent call failed: down"})
+    assert results[2] in (None, {"agent_id": "later", "error": "agent call failed: late"})
 
 
 # -- mcp, search, unavailable members -----------------------------------------------------------
@@ -473,8 +489,11 @@ def test_search_registered_handler_and_any():
     search.register("kb", lambda query, options: {"items": [query.upper()], "options": options})
     services = YaoServices(search=search)
     assert services.search.KB("yao", {"limit": 2}) == {"items": ["YAO"], "options": {"limit": 2}}
-    assert services.search.Any([{"type": "web", "query": "x"}, {"type": "kb", "query": "y", "limit": 1}]) == [
-        {"items": ["Y"], "options": {"limit": 1}}]
+    # agent/search/search.go:152-209: one slot per request, run at once; the failing "web" slot races the
+    # success to the collector, so it is its error or None
+    found = services.search.Any([{"type": "web", "query": "x"}, {"type": "kb", "query": "y", "limit": 1}])
+    assert len(found) == 2 and found[1] == {"items": ["Y"], "options": {"limit": 1}}
+    assert found[0] is None or found[0]["error"].startswith("ctx.search.Web is not available here")
 
 
 def test_sandbox_and_computer_fail_only_when_called():

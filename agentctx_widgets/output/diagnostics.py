@@ -103,6 +103,12 @@ DIAGNOSTICS: dict[str, tuple[str, str]] = {
         "{chooser} connector {connector!r}, which this turn does not know: {effect}",
         "pass run_turn(connectors={{name: model}}) (known here: {known})",
     ),
+    # -- today's Yao request (YaoApp/yao 5a3f9a6a, agent/llm/jsapi.go:82-86)
+    "llm_connector_unknown": (
+        "ctx.llm names connector {connector!r}, which this turn does not know: Yao's connector.Select fails, so "
+        "the call's result carries an error instead of an answer from the turn's model",
+        "pass run_turn(connectors={{{connector!r}: model}}) (known here: {known})",
+    ),
     # -- the envelope: what Yao's parseMessage / parseGroup keep (agent/context/jsapi_helpers.go:12-220)
     "field_dropped": (
         "{field} is dropped, as Yao drops it: {reason}",

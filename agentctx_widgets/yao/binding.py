@@ -2,8 +2,9 @@
 
 Yao 5a3f9a6a builds the hook's ``ctx`` in ``agent/context/jsapi.go:20-171``: fields, the output methods
 (``Send`` … ``EndBlock``, ``:48-62``), ``mcp`` / ``search`` / ``agent`` / ``llm`` (``:65-75``), ``trace``
-(an object with ``id``, ``:96-102``; ``trace/jsapi/trace.go:33-52``), ``memory`` when there is one
-(``:147-152``), ``workspace`` only with a workspace (``:163-170``) and ``Release`` (``:32-37``); it has
+(an object with ``id``, ``:96-102``; ``trace/jsapi/trace.go:33-52``, its ``Release`` and ``__release``
+``:36-41``), ``memory`` when there is one (``:147-152``), ``workspace`` only with a workspace
+(``:163-170``) and ``Release`` / ``__release`` (``:32-37``); it has
 no ``SendGroup`` / ``Flush``. :class:`YaoHookContext` is that ``ctx`` for one request: the JavaScript
 bridge (``hooks/js_hooks.py``) asks it for :meth:`~YaoHookContext.host_members` — the table of method
 paths the prelude installs on the hook's ``ctx`` — and sends each call back to
@@ -53,7 +54,10 @@ method was called on (Yao's trace log methods return ``this``, ``trace/jsapi/tra
 OUTSIDE = ("llm", "agent", "mcp", "search")
 """Members whose calls wait on the outside world (a model, another assistant, a tool, a search): that
 wait is not the hook's time, as ``time.Sleep`` is not (the wall-clock limit still bounds it)."""
-VOID_RESULTS = ("EndBlock", "Release", "memory.Set", "memory.Del", "memory.Clear")
+RELEASE = ("Release", "__release")
+"""``ctx.Release`` and ``ctx.__release``: Yao sets one release function under both names (``jsapi.go:32-37``)."""
+VOID_RESULTS = ("EndBlock", "Release", "__release", "trace.Release", "trace.__release", "memory.Set", "memory.Del",
+                "memory.Clear")
 """Methods whose result is ``undefined`` in Yao (``jsapi.go:744``, ``:214``, ``:835``, ``:851``, ``:896``),
 where Python's ``None`` would otherwise reach the hook as ``null`` (what ``memory.Get`` of a missing key
 returns, ``:798-800``)."""
@@ -96,8 +100,9 @@ class YaoHookContext(HookContext):
                     methods.update({f"{member}.{space}.{name}": "void" if f"{member}.{name}" in VOID_RESULTS
                                     else "value" for name in names})
             else:
-                methods.update({f"{member}.{name}": RESULT_KINDS.get(f"{member}.{name}", "value") for name in listed})
-        methods["Release"] = "void"
+                methods.update({f"{member}.{name}": RESULT_KINDS.get(f"{member}.{name}", "void" if f"{member}.{name}"
+                                                                     in VOID_RESULTS else "value") for name in listed})
+        methods["Release"] = methods["__release"] = "void"  # both the same function (jsapi.go:32-37)
         values = {"trace.id": shape["trace_id"]} if "trace_id" in shape else {}
         outside = [path for path in methods if path.split(".", 1)[0] in OUTSIDE]
         callbacks = {path: at for path, at in CALLBACK_AT.items() if path in methods}
@@ -120,7 +125,7 @@ class YaoHookContext(HookContext):
         try:
             if path in OUTPUT_METHODS:
                 return getattr(self._output(path), path)(*args)
-            if path == "Release":
+            if path in RELEASE:
                 return self.services.Release(*args) if self.services is not None else None
             return call_service(self.services, path, args)
         except (YaoCallError, YaoServiceError) as error:
@@ -132,7 +137,7 @@ class YaoHookContext(HookContext):
 
     def _reachable(self, path: str) -> bool:
         """Whether ``path`` is in :meth:`host_members`'s table (or a trace node's method), without building it."""
-        if path in OUTPUT_METHODS or path == "Release":
+        if path in OUTPUT_METHODS or path in RELEASE:
             return True
         services = self.services
         if services is None:
@@ -164,7 +169,8 @@ def current_context(*, sinks: Iterable[SinkLike] | None = None, services: YaoSer
         if services is not None and not isinstance(services, dict):
             raise TypeError(f"current_context(services=…): expected YaoServices or a dict of its options, got "
                             f"{type(services).__name__}")
-        options = {"context_id": "ctx-1", "next_id": out.ids.next_id, "send": _client_send(out), **(services or {})}
+        options = {"context_id": "ctx-1", "next_id": out.ids.next_id, "send": _client_send(out),
+                   "client": _client_forward(out), **(services or {})}
         services = YaoServices.for_request(ctx, **options)
     return dataclasses.replace(ctx, output=out, services=services)
 
@@ -175,6 +181,14 @@ def _client_send(out: YaoOutput) -> Callable[[dict], None]:
         out.flush()
 
     return send
+
+
+def _client_forward(out: YaoOutput) -> Callable[[dict], None]:
+    def forward(message: dict) -> None:
+        out.forward(message)
+        out.flush()
+
+    return forward
 
 
 def script_sources(hooks: Any) -> dict[str, str]:

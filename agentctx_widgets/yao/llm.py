@@ -16,8 +16,10 @@ Race`` take ``[{connector, messages, options?}]`` (invalid requests skipped, ``:
 ``[first result]`` (``:663-775``).
 
 Here a connector name is looked up in ``connectors`` (Yao connector name → :class:`Model`), falling
-back to ``default``; with neither, the result's error says how to provide one. The batch methods run
-their requests one after another (Yao runs them concurrently), so ``Race`` is the first request's result.
+back to ``default`` (a stand-alone ``YaoServices(model=…)``; a request's ``ctx.llm`` has none: the runner
+registers its model under the request's connector and the model's id, and any other name fails as
+``connector.Select`` does, ``agent/llm/jsapi.go:82-86``). The batch methods run their requests at once
+(:mod:`.fanout`, as ``executeAll / Any / Race`` do), so ``Race`` is the first to finish.
 ``response`` is Yao's ``CompletionResponse`` JSON (``agent/context/types_llm.go:123-155``) built from our
 normalised events; ``id`` is the model's when its ``start`` event carries one, ``created`` the clock's.
 """
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import copy
 import functools
 import threading
 import time
@@ -33,6 +36,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from ..context.assemble import Assembler
+from ..output.diagnostics import diagnostic
 from ..context.types import TYPE_OF_ROLE
 from ..context.usage_data import usage_normalize
 from ..models.openai_shapes import from_view_message, tool_call_of
@@ -40,7 +44,8 @@ from ..models.protocol import Model, ModelError
 from ..models.stream_events import Stop, events_of
 from .ids import NextId, counters
 from .request_shapes import completion_response
-from .values import SKIP, BatchMethods, YaoServiceError, js_int, name_and_messages
+from .fanout import Slot
+from .values import SKIP, BatchMethods, YaoServiceError, js_int, name_and_messages, on_calling_thread
 
 OnChunk = Callable[[dict], Any]
 Send = Callable[[dict], None]
@@ -66,6 +71,16 @@ class Llm(BatchMethods):
         self.send = send
         self.clock = clock
         self.stop: Stop | None = None  # the request's stop (run_assistant sets it): a stream ends at Ctrl-C
+        self.diagnostics: list[dict] = []  # the runner adds them to the request's result
+        self._reported: set[str] = set()
+
+    def _report_unknown(self, connector: str) -> None:
+        """``llm_connector_unknown``, once per name: a notebook user expects the turn's model to answer."""
+        if connector in self._reported:
+            return
+        self._reported.add(connector)
+        known = ", ".join(sorted(self.connectors)) or "none"
+        self.diagnostics.append(diagnostic("llm_connector_unknown", "ctx.llm", connector=connector, known=known))
 
     def Stream(self, *args: Any) -> dict:  # noqa: N802 - Yao's method names
         return self._stream(*name_and_messages("Stream", "connector", args))
@@ -85,9 +100,10 @@ class Llm(BatchMethods):
     def _stream(self, connector: str, messages: list, options: dict, on_chunk: OnChunk | None) -> dict:
         result: dict[str, Any] = {"connector": connector}
         model = self.connectors.get(connector, self.default)
-        if model is None:
+        if model is None:  # connector.Select fails: the result's error, no other model (jsapi.go:82-86)
             result["error"] = (f"failed to select connector {connector}: no model for it here: pass "
-                               f"connectors={{{connector!r}: model}} or a default model")
+                               f"connectors={{{connector!r}: model}}")
+            self._report_unknown(connector)
             return result
         try:
             context_messages = [_context_message(message, index) for index, message in enumerate(messages)]
@@ -118,15 +134,27 @@ class Llm(BatchMethods):
 
     _batch_usage = "requires requests array parameter"
     _batch_on_chunk = True
+    _batch_shape = "compact"  # [success] / the errors / [first] (jsapi.go:698-732, 761-774)
 
-    def _request(self, request: Any, index: int, on_chunk: Callable[..., Any] | None) -> Any:
+    def _prepare(self, request: Any, index: int, on_chunk: Callable[..., Any] | None) -> Any:
         if not (isinstance(request, dict) and isinstance(request.get("connector"), str)
                 and isinstance(request.get("messages"), list)):
-            return SKIP  # Yao skips a request without a connector string and a messages array
+            return SKIP  # Yao skips a request without a connector string and a messages array (:578-624)
         options = request.get("options") if isinstance(request.get("options"), dict) else {}
         options = {key: value for key, value in options.items() if key != "onChunk"}
         handler = None if on_chunk is None else functools.partial(on_chunk, request["connector"], index)
-        return self._stream(request["connector"], request["messages"], options, handler)
+        return lambda slot: self._fork(slot)._stream(request["connector"], request["messages"], options,
+                                                     on_calling_thread(slot, handler))
+
+    def _fork(self, slot: Slot) -> Llm:
+        """``executeSingleRequestWithForkedContext`` (``jsapi.go:777-788``): this request's ``ctx.llm`` for
+        one call of a batch, its ids and client writes made on the calling thread, stopped by the slot."""
+        fork = copy.copy(self)
+        fork.next_id = functools.partial(slot.here, self.next_id)
+        if self.send is not None:
+            fork.send = functools.partial(slot.here, self.send)
+        fork.stop = slot.cancel
+        return fork
 
 
 class _Run:

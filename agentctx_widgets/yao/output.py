@@ -212,6 +212,12 @@ class YaoOutput:
         if errors:
             raise SinkError(errors) from errors[0][1]
 
+    def forward(self, wire: dict) -> None:
+        """A message another stack already wrote (a sub-agent's, with its ``thread_id`` and its own
+        ``message_start`` / ``message_end``), passed to the sinks as it is at the next :meth:`flush`
+        (Yao's forked context writes to the same writer, ``agent/context/context.go:182``)."""
+        self._pending.append(dict(wire))
+
     def _emit(self, msg: YaoMessage) -> None:
         self._pending.append(to_wire(msg))
 

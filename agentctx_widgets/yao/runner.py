@@ -34,6 +34,14 @@ hook, it also swallows a misspelled name inside one; we do the same and record t
 ``hook_error_hidden``. Yao's engine is V8; QuickJS-NG words a call of a non-function "not a function"
 (V8: "o.fn is not a function"), which we read as V8's text, so both engines hide the same errors.
 
+Who, which model, which stack (Yao's ``Stream`` before step 1): a request without authorized info
+fails with ``authorized information not found`` before anything runs (``permission.go:9-14``,
+``agent.go:27-32``) — ``run_assistant(authorized=None)``; left out, it is :data:`NOTEBOOK_AUTHORIZED`
+(the user is signed in by being at the notebook). ``options["connector"]`` picks the model before the
+assistant's own (``agent.go:643-650``, ``agent/caller/types.go:68-79``; a ``Create`` hook's still wins).
+``nested=True`` is a sub-agent's request (``ctx.agent.Call``) on a child stack: no ``stream_start`` /
+``stream_end`` (``agent.go:123``, ``:605``).
+
 What the runner needs of an assistant, a hook set and an output sink is written down as Protocols
 (:class:`YaoAssistant`, :class:`YaoHooks`, :class:`YaoSink`), so the loader, the TypeScript hooks and
 the output writers of this package plug in as they are.
@@ -730,6 +738,7 @@ async def run_assistant_async(
     stop: StopSignal | None = None,
     prices: dict | None = None,
     budget: Any = None,
+    nested: bool = False,
     **ctx_fields: Any,
 ) -> YaoTurnResult:
     """Run one Yao request (see the module docstring) against ``context`` and return what it did.
@@ -750,31 +759,29 @@ async def run_assistant_async(
     the ``context_id`` / ``request_id`` / ``trace_id`` of the events; ``stop`` (a
     ``hooks.turn_core.StopSignal``), set from any thread, stops the request: its hook is woken, a
     ``ctx.llm`` stream and a ``ctx.agent.Call`` end (``run_assistant`` sets it on Ctrl-C); ``prices``, ``budget``:
-    ``run_turn``'s (the budget counts the request's own model calls, not a hook's ``ctx.llm`` / ``ctx.agent``).
+    ``run_turn``'s (the budget counts the request's own model calls, not a hook's ``ctx.llm`` / ``ctx.agent``);
+    ``nested``, ``options["connector"]`` and ``authorized``: the module docstring's "Who, which model, which stack".
     """
     _check_arguments(assistant, model, connectors, max_tool_rounds, options, delegate)
     ids = _request_ids(ctx_fields)
     _check_callable("hooks_of", hooks_of)
     script = as_yao_hooks(hooks) if hooks is not None else hooks_for(assistant, hooks_of)
-    shared = _new_shared(assistant, model, connectors, output, clock, id_generator, stop, accept, prices, budget)
-    result = shared.result
-    options = dict(options or {})
+    connector = _call_connector(assistant, options := dict(options or {}))
+    shared = _new_shared(connector, model, connectors, output, clock, id_generator, stop, accept, prices, budget)
+    if not _authorized(ctx_fields, hook_ctx):
+        return _refused(shared.result)
     known = dict(assistants if assistants is not None else getattr(assistant, "assistants", None) or {})
     fields = {"chat_id": getattr(context, "id", "") or "", "accept": accept,
-              "connector": str(getattr(assistant, "connector", "") or "")}
-    if hook_ctx is not None:
-        ctx, services = _onto_callers_ctx(hook_ctx, fields, {"assistant_id": assistant.id, **ctx_fields}), None
-    elif script is not None and script_api(script).api == "current":
-        services = {"connectors": dict(connectors or {}), "model": model, "store": SESSION_MEMORY,
-                    "context_id": ids["context_id"], "trace_listener": trace_listener,
-                    "agents": _agent_runner(known, model, connectors, hooks_of, accept, shared.stop),
-                    **dict(getattr(assistant, "services", None) or {})}
-        ctx = _current_ctx(shared, services, {**fields, "assistant_id": assistant.id, **ctx_fields})
-        services = ctx.services
-    else:
-        ctx = HookContext(**{**fields, "assistant_id": assistant.id, **ctx_fields}).with_output(Output(accept=accept))
-        ctx.output.add_sink(_Bridge(shared))
-        services = None
+              "connector": str(getattr(assistant, "connector", "") or ""), "assistant_id": assistant.id}
+
+    def services_of() -> dict:  # today's ctx's services (a current-API script only)
+        return {"connectors": _llm_connectors(connector, model, connectors), "model": None, "store": SESSION_MEMORY,
+                "context_id": ids["context_id"], "trace_listener": trace_listener,
+                "agents": _agent_runner(known, model, connectors, hooks_of, accept, shared.stop,
+                                        ctx_fields.get("authorized")),
+                **dict(getattr(assistant, "services", None) or {})}
+
+    ctx, services = _hook_ctx(script, hook_ctx, shared, fields, ctx_fields, services_of, accept)
     if isinstance(options.get("metadata"), dict):  # ctx.MergeMetadata(opts.Metadata) (agent.go:59-60)
         ctx.metadata = {**(ctx.metadata or {}), **options["metadata"]}
     request = _Request(
@@ -782,23 +789,86 @@ async def run_assistant_async(
         assistant=assistant, hooks=script, model=model, connectors=dict(connectors or {}),
         tools={tool.name: tool for tool in as_tools(tools)}, max_tool_rounds=max_tool_rounds,
         options={key: value for key, value in options.items() if key not in _HOOK_OPTIONS}, hook_options=options,
-        ctx=ctx, shared=shared, ids=ids, root=True, delegate=delegate, assistants=known, append_input=True,
+        ctx=ctx, shared=shared, ids=ids, root=not nested, delegate=delegate, assistants=known, append_input=True,
         hooks_of=hooks_of)
-    await _run_root(request, script, result)
-    _end_request(result, ctx, services)
-    return result
+    request.connector = connector
+    await _run_root(request, script, shared.result)
+    _end_request(shared.result, ctx, services)
+    return shared.result
 
 
-def _new_shared(assistant: Any, model: Any, connectors: dict | None, output: Any, clock: Any, id_generator: Any,
+def _hook_ctx(script: Any, hook_ctx: Any, shared: _Shared, fields: dict, ctx_fields: dict,
+              services_of: Callable[[], dict], accept: str) -> tuple[Any, Any]:
+    """The ctx the hooks get and the request's services (``None`` but for today's ctx): the caller's
+    ``hook_ctx``, today's ctx for a current-API script, else the seed's ``HookContext``."""
+    if hook_ctx is not None:
+        given = {"assistant_id": fields["assistant_id"], **ctx_fields}
+        return _onto_callers_ctx(hook_ctx, {k: v for k, v in fields.items() if k != "assistant_id"}, given), None
+    if script is not None and script_api(script).api == "current":
+        ctx = _current_ctx(shared, services_of(), {**fields, **ctx_fields})
+        return ctx, ctx.services
+    ctx = HookContext(**{**fields, **ctx_fields}).with_output(Output(accept=accept))
+    ctx.output.add_sink(_Bridge(shared))
+    return ctx, None
+
+
+def _new_shared(connector: str, model: Any, connectors: dict | None, output: Any, clock: Any, id_generator: Any,
                 stop: StopSignal | None, accept: str, prices: Any, budget: Any) -> _Shared:
     """The request's shared state: its result (holding ``prices``) and its budget, both checked before
-    anything runs (the model the assistant's connector picks must be priced when there is a budget)."""
-    guard = Budget.of(budget, prices, (connectors or {}).get(getattr(assistant, "connector", "")) or model,
-                      where="run_assistant")
+    anything runs (the model the request's connector picks must be priced when there is a budget)."""
+    guard = Budget.of(budget, prices, (connectors or {}).get(connector) or model, where="run_assistant")
     shared = _Shared(output, clock or (lambda: time.time() * 1000), YaoTurnResult(accept=accept, prices=prices),
                      id_generator, stop)
     shared.budget = guard
     return shared
+
+
+NOTEBOOK_AUTHORIZED = {"sub": "notebook", "client_id": "agentctx-widgets", "user_id": "notebook",
+                       "auth_source": "notebook"}
+"""``ctx.authorized`` of a notebook request that names none (Yao's ``AuthorizedInfo`` fields,
+``openapi/oauth/types/types.go:620-633``): the user is signed in by being at the notebook. Its
+``user_id`` keys ``ctx.memory.user`` (``agent/context/context.go:23-48``)."""
+NO_AUTHORIZED = "authorized information not found"
+"""Yao's error for a request without authorized info (``agent/assistant/permission.go:9-14``)."""
+
+
+def _authorized(ctx_fields: dict[str, Any], hook_ctx: Any) -> bool:
+    """Whether the request has authorized info: left out, it is :data:`NOTEBOOK_AUTHORIZED` (put into
+    ``ctx_fields``, unless the caller's ``hook_ctx`` has its own); ``authorized=None`` has none."""
+    if "authorized" in ctx_fields:
+        return ctx_fields["authorized"] is not None
+    if hook_ctx is None or not getattr(hook_ctx, "authorized", None):
+        ctx_fields["authorized"] = copy.deepcopy(NOTEBOOK_AUTHORIZED)
+    return True
+
+
+def _refused(result: YaoTurnResult) -> YaoTurnResult:
+    """The request without authorized info: Yao's error, before anything runs (``agent.go:27-32``)."""
+    result.error = {"message": NO_AUTHORIZED, "hook": None}
+    return result
+
+
+def _call_connector(assistant: Any, options: dict) -> str:
+    """The request's connector: the caller's ``options["connector"]``, else the assistant's
+    (``GetConnector``, ``agent/assistant/agent.go:643-650``; ``CallOptions.ToContextOptions``,
+    ``agent/caller/types.go:68-79``)."""
+    given = options.get("connector")
+    if isinstance(given, str) and given:
+        return given
+    return str(getattr(assistant, "connector", "") or "")
+
+
+def _llm_connectors(connector: str, model: Any, connectors: dict | None) -> dict:
+    """What ``ctx.llm`` can select: the ``connectors`` given, and ``model`` under the request's own
+    connector (it answers the request) and under its model id (``OpenAIChatModel("gpt-4o")`` as
+    ``"gpt-4o"``); any other name fails as ``connector.Select`` does (``agent/llm/jsapi.go:82-86``)."""
+    known = dict(connectors or {})
+    if model is None:
+        return known
+    for name in (connector, getattr(model, "model", None)):
+        if isinstance(name, str) and name and name not in known:
+            known[name] = model
+    return known
 
 
 _HOOK_OPTIONS = frozenset({"metadata", "mode", "search", "skip", "disable_global_prompts", "connector"})
@@ -844,7 +914,8 @@ def _current_ctx(shared: _Shared, services: dict[str, Any], fields: dict[str, An
     ``workspace`` are the request's ``services``; a ``ctx.llm.Stream`` ends at the request's stop."""
     ctx = current_context(sinks=[_Bridge(shared)], services=services, **fields)
     shared.id_generator = ctx.output.ids
-    ctx.services.llm.stop = shared.stop
+    for member in (ctx.services.llm, ctx.services.agent, ctx.services.mcp, ctx.services.search):
+        member.stop = shared.stop  # a stream, a sub-agent, a batch's wait end at the request's stop
     if ctx.services.workspace is not None:  # a Python hook's Copy / ReadFile stops with the request
         ctx.services.workspace.stop = shared.stop
     return ctx
@@ -884,7 +955,7 @@ def _end_request(result: YaoTurnResult, ctx: Any, services: Any) -> None:
         ctx.output.flush()
     if services is not None:
         result.trace = services.trace.tree()
-        result.diagnostics.extend(services.trace.diagnostics)
+        result.diagnostics.extend([*services.trace.diagnostics, *services.llm.diagnostics])
         services.release()
 
 
@@ -903,33 +974,38 @@ run_assistant.__doc__ = (run_assistant.__doc__ or "") + "\n\n" + (run_assistant_
 
 
 def _agent_runner(assistants: dict[str, Any], model: Any, connectors: dict | None, hooks_of: Any,
-                  accept: str, stop: StopSignal) -> Callable[[str, list, dict, Any], dict]:
+                  accept: str, caller_stop: StopSignal, authorized: Any) -> Callable[..., dict]:
     """``ctx.agent.Call``'s runner: another loaded assistant (by id) runs a request of its own on the
     messages the hook passed (the last one its input), in a Context of its own (Yao's sub-agents skip the
-    history: ``agent/caller/jsapi.go:112-134``); ``on_message`` gets what it writes. Returns its Response."""
-    def run(agent_id: str, messages: list, options: dict, on_message: Any) -> dict:
+    history: ``agent/caller/jsapi.go:112-134``), on a child stack (``nested``: no ``stream_start`` /
+    ``stream_end``, ``agent.go:123, 605``), with the caller's authorized info (``Fork``,
+    ``agent/context/context.go:155-185``) and the call's ``connector`` (``types.go:68-79``); ``on_message``
+    gets what it writes, ``stop`` (the batch's cancel) ends it as the caller's stop does. Returns its Response."""
+    def run(agent_id: str, messages: list, options: dict, on_message: Any, *, stop: Any = None) -> dict:
         target = assistants.get(agent_id)
         if target is None:
             raise LookupError(f"{agent_id}: not among the assistants loaded with this one "
                               f"({', '.join(sorted(assistants)) or 'none'})")
         converted = [as_user_message(message) for message in messages]
         history, last = converted[:-1], converted[-1] if converted else None
-        sink = _Callback(on_message) if callable(on_message) else None
-        child = StopSignal()  # the caller's stop ends this request too
-        unlink = stop.on_stop(child.set)
+        child = StopSignal()  # the caller's stop ends this request too, and so does the batch's cancel
+        unlink = [caller_stop.on_stop(child.set), *([stop.on_stop(child.set)] if stop is not None else [])]
         try:
             result = run_assistant(Context(history), last, assistant=target, model=model, connectors=connectors,
-                                   hooks_of=hooks_of, output=sink, accept=accept, stop=child,
+                                   hooks_of=hooks_of, output=_Callback(on_message) if callable(on_message) else None,
+                                   accept=accept, stop=child, nested=True, authorized=authorized,
                                    options={key: value for key, value in options.items()
                                             if key in ("metadata", "connector")})
         except asyncio.CancelledError:  # stopped from the caller's side: a failure for the hook that called
             raise RuntimeError("the calling request was interrupted") from None
         finally:
-            unlink()
+            for remove in unlink:
+                remove()
         if result.error is not None:
             raise RuntimeError(result.error.get("message") or "the assistant failed")
         return result.response or {}
 
+    run.accepts_stop = True  # type: ignore[attr-defined]
     return run
 
 

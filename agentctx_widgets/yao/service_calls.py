@@ -20,7 +20,8 @@ from .values import NotAvailableHere
 METHODS: Mapping[str, tuple[str, ...]] = {
     "memory": MEMORY_METHODS,  # agent/context/jsapi.go:790-970
     "trace": ("Add", "Parallel", "Info", "Debug", "Error", "Warn", "SetOutput", "SetMetadata", "Complete",
-              "Fail", "MarkComplete", "CreateSpace", "GetSpace", "IsComplete", "Release"),  # trace/jsapi/trace.go:40-57
+              "Fail", "MarkComplete", "CreateSpace", "GetSpace", "IsComplete", "Release",
+              "__release"),  # trace/jsapi/trace.go:36-57: __release and Release are one function
     "trace.node": ("Info", "Debug", "Error", "Warn", "Add", "Parallel", "SetOutput", "SetMetadata", "Complete",
                    "Fail"),  # trace/jsapi/node.go:50-59
     "llm": ("Stream", "GenerateImage", "All", "Any", "Race"),  # agent/context/jsapi_llm.go:72-80
@@ -78,6 +79,8 @@ def call_service(services: YaoServices, path: str, args: list | tuple = ()) -> A
     if len(parts) == 2 and parts[0] in METHODS and parts[0] not in ("memory", "trace.node"):
         member, method = parts
         _check(member, method, path)
+        if method == "__release":
+            method = "Release"  # a Python name with two leading underscores would be mangled
         if member == "workspace" and services.workspace is None:
             raise NotAvailableHere("ctx.workspace", "ctx.workspace is not available: no workspace directory was "
                                    "passed (Yao mounts it only with a sandbox workspace)")

@@ -77,7 +77,8 @@ class YaoServices:
     key its namespaces and ``context_id`` names this request's ``context`` namespace. ``connectors`` and
     ``model`` answer ``ctx.llm``; ``agents`` runs ``ctx.agent``; ``mcp`` / ``search`` are registries
     (pass shared ones to keep registrations across requests); ``workspace`` a local directory;
-    ``next_id`` the request's id counter and ``send`` the client's output, for ``ctx.llm``'s chunks.
+    ``next_id`` the request's id counter and ``send`` the client's output, for ``ctx.llm``'s chunks;
+    ``client`` takes a sub-agent's messages as they are (``thread_id`` set), for ``ctx.agent``.
     """
 
     def __init__(self, *, store: MemoryStore | None = None, user_id: str = "", team_id: str = "",
@@ -85,13 +86,14 @@ class YaoServices:
                  model: Model | None = None, agents: AgentRunner | None = None, mcp: Mcp | None = None,
                  search: Search | None = None, workspace: str | os.PathLike | Workspace | None = None,
                  trace_id: str = "T1", next_id: NextId | None = None, send: Send | None = None,
-                 clock: Callable[[], float] = time.time, trace_listener: Callable[[dict], None] | None = None) -> None:
+                 clock: Callable[[], float] = time.time, trace_listener: Callable[[dict], None] | None = None,
+                 client: Send | None = None) -> None:
         self.store = store or MemoryStore(clock=clock)
         self.memory: Memory = self.store.memory(user_id=user_id, team_id=team_id, chat_id=chat_id,
                                                 context_id=context_id)
         self.trace = Trace(trace_id, clock=clock, listener=trace_listener)
         self.llm = Llm(connectors=connectors, default=model, next_id=next_id or counters(), send=send, clock=clock)
-        self.agent = Agent(agents, self.trace)
+        self.agent = Agent(agents, self.trace, client=client)  # a sub-agent writes to the client too
         self.mcp = mcp if mcp is not None else Mcp()
         self.search = search if search is not None else Search()
         self.workspace = workspace if isinstance(workspace, Workspace) or workspace is None else Workspace(workspace)

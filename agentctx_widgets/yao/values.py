@@ -14,6 +14,8 @@ from typing import Any
 
 import orjson
 
+from ..hooks.js_bridge import bound_call_stopped
+from .fanout import FanOutStopped, Mode, Slot, fan_out, has_no_error
 
 SKIP: Any = object()
 """What a member's ``_request`` returns for a batch request Yao skips (an invalid one)."""
@@ -21,33 +23,54 @@ SKIP: Any = object()
 
 class BatchMethods:
     """Yao's ``All`` / ``Any`` / ``Race`` of ``ctx.llm``, ``ctx.agent``, ``ctx.mcp`` and ``ctx.search``: the
-    requests run one after another (Yao: concurrently), each through the member's own
-    ``_request(request, index, on_chunk)`` (or :data:`SKIP`); ``Any`` returns ``[first result without
-    error]`` or every result, ``Race`` ``[first result]``. ``ctx.llm`` and ``ctx.agent`` take one
-    ``onChunk(name, index, msg)`` in the options after the requests (``_batch_on_chunk``)."""
+    requests run at once (:func:`.fanout.fan_out`, each on a thread of its own), invalid ones skipped
+    first (:meth:`_prepare` returns :data:`SKIP`). What differs by member is a class attribute:
+    ``_batch_shape`` (``"slots"``: one slot per request, ``None`` where a call did not finish; ``"compact"``:
+    ``ctx.llm``'s ``[success]`` / the errors / ``[first]``), ``_batch_wait_rest`` (wait for the calls after
+    the decisive one, as ``orchestrator.go`` and ``search.go`` do) and :meth:`_batch_succeeded`. ``ctx.llm``
+    and ``ctx.agent`` take one ``onChunk(name, index, msg)`` in the options after the requests
+    (``_batch_on_chunk``); it runs on the calling thread (``Slot.here``). The wait ends at the request's
+    ``stop`` (the runner sets it), a hook's limit or Ctrl-C (:data:`.fanout.FanOutStopped`)."""
 
     _batch_usage = "{method} requires requests parameter"
     """The error for no requests (``ctx.llm`` and ``ctx.agent`` say ``requires requests array parameter``)."""
     _batch_on_chunk = False
+    _batch_shape = "slots"
+    _batch_wait_rest = False
+    stop: Any = None
+    """The request's ``StopSignal`` (``hooks.turn_core``), when the runner gives one: a batch stops waiting at it."""
 
     def _request(self, request: Any, index: int, on_chunk: Callable[..., Any] | None) -> Any:
         raise NotImplementedError
 
-    def _batch(self, method: str, args: tuple, mode: str) -> list:
+    def _prepare(self, request: Any, index: int, on_chunk: Callable[..., Any] | None) -> Any:
+        """:data:`SKIP`, or ``call(slot)`` that runs the request on its thread (default: :meth:`_request`
+        of a dict request, ``on_chunk`` run on the calling thread)."""
+        if not isinstance(request, dict):
+            return SKIP
+        return lambda slot: self._request(request, index, on_calling_thread(slot, on_chunk))
+
+    def _batch_succeeded(self, result: Any) -> bool:
+        return has_no_error(result)
+
+    def _batch(self, method: str, args: tuple, mode: Mode) -> list:
         if not args:
             raise YaoServiceError(self._batch_usage.format(method=method))
         if not isinstance(args[0], list):
             raise YaoServiceError("requests must be an array")
         on_chunk = split_on_chunk(args[1] if len(args) >= 2 else None)[1] if self._batch_on_chunk else None
-        results: list = []
-        for index, request in enumerate(args[0]):
-            result = self._request(request, index, on_chunk)
-            if result is SKIP:
-                continue
-            results.append(result)
-            if mode == "race" or (mode == "any" and not (isinstance(result, dict) and "error" in result)):
-                return [result]
-        return results
+        calls = [call for index, request in enumerate(args[0])
+                 if (call := self._prepare(request, index, on_chunk)) is not SKIP]
+        batch = fan_out(calls, mode, succeeded=self._batch_succeeded, wait_rest=self._batch_wait_rest,
+                        stopped=self._stopped)
+        return batch.compact(mode) if self._batch_shape == "compact" else batch.slots
+
+    def _stopped(self) -> str | None:
+        """Why a batch should stop waiting: the hook's bound call was stopped or the request's stop is set."""
+        why = bound_call_stopped()
+        if why:
+            return why
+        return "interrupt" if self.stop is not None and self.stop.is_set() else None
 
     def All(self, *args: Any) -> list:  # noqa: N802 - Yao's method names
         return self._batch("All", args, "all")
@@ -57,6 +80,21 @@ class BatchMethods:
 
     def Race(self, *args: Any) -> list:  # noqa: N802
         return self._batch("Race", args, "race")
+
+
+def on_calling_thread(slot: Slot, function: Callable[..., Any] | None) -> Callable[..., Any] | None:
+    """``function`` run on the batch's calling thread (a hook's ``onChunk``); once the batch is over its
+    answer is 1, stop (nobody reads the rest)."""
+    if function is None:
+        return None
+
+    def call(*args: Any) -> Any:
+        try:
+            return slot.here(function, *args)
+        except FanOutStopped:
+            return 1
+
+    return call
 
 
 class YaoServiceError(RuntimeError):
