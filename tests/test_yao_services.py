@@ -460,7 +460,10 @@ def test_mcp_answered_by_registered_callables():
                              {"mcp": "weather", "tool": "now"}]) == [
         {"mcp": "echo", "tool": "echo", "result": {"echo": "b"}},
         {"mcp": "weather", "tool": "now", "error": "MCP server 'weather' is not available here: register one with "
-                                                   "services.mcp.register('weather', {'tool_name': function})"}]
+                                                   "services.mcp.register('weather', McpServer.stdio(command, args)) "
+                                                   "or load_assistant(path, mcp={'weather': McpServer…}), or with "
+                                                   "Python functions: services.mcp.register('weather', "
+                                                   "{'tool_name': function})"}]
 
 
 def test_mcp_and_search_say_how_to_register():
@@ -470,6 +473,9 @@ def test_mcp_and_search_say_how_to_register():
         services.mcp.CallTool("weather", "now")
     assert caught.value.member == "ctx.mcp"
     assert "services.mcp.register('weather'" in str(caught.value)
+    with pytest.raises(NotAvailableHere, match=r"^MCP server 'echo' is not available here"):
+        services.mcp.ReadResource("echo", "echo://info")
+    services.mcp.register("echo", {"echo": lambda args: args})  # Python functions: tools only, no resources
     with pytest.raises(NotAvailableHere, match=r"ctx\.mcp\.ReadResource is not available here"):
         services.mcp.ReadResource("echo", "echo://info")
     with pytest.raises(YaoServiceError, match="^ReadResource requires mcp and uri parameters$"):

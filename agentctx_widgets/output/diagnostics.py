@@ -186,6 +186,14 @@ DIAGNOSTICS: dict[str, tuple[str, str]] = {
         "raise the model's max_tokens (max_output_tokens for OpenAI Responses) or ask for a shorter answer; "
         "result.calls[i]['truncated'] is True",
     ),
+    "yao_mcp_not_started": (
+        "MCP server {server!r} was not started: it would run {runs}",
+        "load_assistant(..., start_mcp=True) starts the configured servers (each on its first call)",
+    ),
+    "yao_mcp_not_run": (
+        "MCP server {server!r}: {problem}",
+        "only stdio and http servers run in the notebook",
+    ),
     "yao_env_read": (
         "this assistant reads the environment variables {listed}: {effect}",
         "load_assistant(..., env_allow=[...]) fills only the names you list (env_allow=[]: none)",

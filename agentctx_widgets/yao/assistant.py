@@ -60,7 +60,8 @@ KNOWN_FIELDS = frozenset({
 NOT_EMULATED: Mapping[str, str] = {
     "kb": "knowledge-base collections (load.go:746)",
     "db": "database models for search (load.go:755)",
-    "mcp": "MCP servers and their tools (load.go:764)",
+    "mcp": "the model offered the mcp servers' tools by the assistant's tool loop (load.go:764; hooks reach "
+           "real servers through ctx.mcp: load_assistant(mcp=..., start_mcp=True))",
     "workflow": "workflows (load.go:773)",
     "sandbox": "a V2 sandbox (package.yao or sandbox.yao, load.go:396, :784)",
     "search": "web/KB/DB search settings (load.go:676)",
@@ -130,7 +131,8 @@ class Assistant:
 
     @property
     def mcp(self) -> dict | None:
-        """``package.yao``'s ``mcp`` block (servers are not run here; ``options.tool_loop`` / ``max_turn`` are read)."""
+        """``package.yao``'s ``mcp`` block (``options.tool_loop`` / ``max_turn`` are read; its servers' tools are not
+        offered to the model here — hooks reach real servers through ``ctx.mcp``)."""
         value = self.package.get("mcp")
         return value if isinstance(value, dict) else None
 

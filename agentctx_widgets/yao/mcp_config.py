@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..output.diagnostics import diagnostic
 from ..models.mcp import McpServer
 from .jsonc import JSONCError, loads_jsonc
 
@@ -42,14 +43,11 @@ def configured_servers(app_root: Path | None, directory: Path, assistant_id: str
     for server_id, file in found:
         server, problem = _server(server_id, file, env_allow)
         if problem:
-            diagnostics.append(_diagnostic("yao_mcp_not_run", str(file), f"MCP server {server_id!r}: {problem}",
-                                           "only stdio and http servers run in the notebook"))
+            diagnostics.append(diagnostic("yao_mcp_not_run", str(file), server=server_id, problem=problem))
         elif start:
             servers[server_id] = server
         else:
-            diagnostics.append(_diagnostic(
-                "yao_mcp_not_started", str(file), f"MCP server {server_id!r} was not started: it would run {server!r}",
-                "load_assistant(..., start_mcp=True) starts the configured servers (each on its first call)"))
+            diagnostics.append(diagnostic("yao_mcp_not_started", str(file), server=server_id, runs=repr(server)))
     return servers, diagnostics
 
 
@@ -103,5 +101,3 @@ def _filled(value: str, env_allow: frozenset[str] | None) -> str:
     return os.environ.get(name, "") if env_allow is None or name in env_allow else ""
 
 
-def _diagnostic(code: str, where: str, message: str, hint: str) -> dict:
-    return {"code": code, "message": message, "where": where, "hint": hint}
