@@ -228,3 +228,18 @@ def test_run_turn_into_a_view_shows_the_turns_cost_after_each_model_call():
     assert header["turnCost"]["total"] == "0.007" and header["contextCost"]["total"] == "0.007"
     assert "turn $0.007 · context $0.007" in repr(view)
     view.close()
+
+
+def test_a_yao_request_into_a_view_shows_its_cost_too():
+    from agentctx_widgets import ScriptedModel, run_turn
+
+    class Assistant:
+        id = "tests.priced"
+        prompts = [{"role": "system", "content": "be brief"}]
+
+    ctx = Context(name="yao-priced")
+    view = ContextView(ctx)
+    result = run_turn(ctx, "hi", assistant=Assistant(), model=ScriptedModel(["Hi"], usage=GPT_4O, model="gpt-4o"),
+                      view=view)
+    assert result.ok and view.state()["header"]["turnCost"]["total"] == "0.0035"  # $0.0025 + $0.001, by hand
+    view.close()

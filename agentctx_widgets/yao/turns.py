@@ -119,6 +119,10 @@ _NONE_IS_DEFAULT = frozenset({"hooks", "tools", "max_tool_rounds", "options", "c
 
 
 def _settled(view: Any, result: YaoTurnResult) -> YaoTurnResult:
+    """The request's cost in the view's header (a request's calls are counted once it ends), then settled."""
+    show = getattr(view, "set_turn_cost", None)
+    if callable(show) and result.calls:
+        show(result.cost, turn=result)
     settle = getattr(view, "settle", None)
     if callable(settle):
         settle()
