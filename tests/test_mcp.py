@@ -130,6 +130,20 @@ def test_a_command_that_does_not_exist_is_a_clear_error():
         server.list_tools()
 
 
+def test_an_http_server_nobody_listens_on_names_what_failed_not_a_task_group():
+    import socket
+
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()  # nothing listens there now: the connection is refused
+    with McpServer.http(f"http://127.0.0.1:{port}/mcp", name="gone", timeout=10) as server:
+        with pytest.raises(McpError) as raised:
+            server.list_tools()
+    message = str(raised.value)
+    assert message.startswith("MCP server 'gone': could not start: ") and "TaskGroup" not in message, message
+
+
 def test_bad_arguments_are_refused_up_front():
     with pytest.raises(ValueError, match="McpServer.stdio\\(command\\)"):
         McpServer.stdio("")

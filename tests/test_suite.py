@@ -256,10 +256,12 @@ def test_in_a_kernel_record_and_check_show_a_progress_line_updated_in_place_that
     assert checking[-1][PROGRESS_MIME]["done"] == 3
 
 
-def test_outside_a_kernel_a_run_displays_nothing(tmp_path, capsys):
+def test_outside_a_kernel_a_run_displays_nothing(tmp_path, capsys, monkeypatch):
     import IPython  # imported, but no shell runs: nothing is shown
 
-    assert IPython.get_ipython() is None
+    # an earlier test module may have started a terminal InteractiveShell in this process: this test is of
+    # a process with none, as a script is
+    monkeypatch.setattr(IPython, "get_ipython", lambda: None)
     Suite.record(tmp_path / "quiet.jsonl", ["hi"], model=Echo(), hooks=lambda: hooks_from_js(BRIEF)).check(
         hooks=lambda: hooks_from_js(BRIEF))
     assert capsys.readouterr() == ("", "")

@@ -273,7 +273,8 @@ class McpServer:
         except Exception as error:  # noqa: BLE001 - a start that failed, named
             note = self._tail_note()
             await self._stop()
-            raise McpError(self.name, f"could not start: {type(error).__name__}: {error}{note}") from None
+            cause = _first_leaf(error)
+            raise McpError(self.name, f"could not start: {type(cause).__name__}: {cause}{note}") from None
 
     async def _session(self, ready: asyncio.Future, closing: asyncio.Event) -> None:
         """Owns the SDK client for the server's life: entered and exited in this one task (anyio's rule)."""
@@ -417,3 +418,11 @@ def _close_all() -> None:
             server.close()
         except Exception:  # noqa: BLE001 - exiting: stop the others
             pass
+
+
+def _first_leaf(error: BaseException) -> BaseException:
+    """The first exception inside anyio's task-group wrapping ("unhandled errors in a TaskGroup (1
+    sub-exception)" says nothing): what actually failed, e.g. ``ConnectError: All connection attempts failed``."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error

@@ -78,11 +78,17 @@ def test_tour_runs_clean_and_renders_its_views_and_usage(lab):
     usage = lab.page.locator(USAGE)
     assert usage.count() == 1
     assert "Context usage, model gpt-4o" in usage.text_content()
-    rows = usage.locator("tbody tr").evaluate_all(
+    rows = usage.locator("table").first.locator("tbody tr").evaluate_all(
         "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
     # estimates by hand: ceil(words * 4 / 3); "Hi! Can you help me with sums? What is 2+2?" is 10 words
     assert [(r[0], r[1], r[2]) for r in rows] == [
         ("0", "system", "8"), ("1", "user", "14"), ("2", "assistant", "7"), ("3", "user", "3"), ("4", "assistant", "7")]
+    # the cost of the context's turns, one row a model: the scripted model has no price (never $0), the
+    # gpt-4o turn's usage was estimated, so its cost is marked as an estimate
+    costs = usage.locator(".agentctx-usage-cost tbody tr").evaluate_all(
+        "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
+    assert [row[:3] for row in costs] == [["scripted", "1", "29"], ["gpt-4o", "1", "38"]]
+    assert costs[0][3] == "unpriced" and costs[1][3].startswith("≈$") and "(estimated)" in costs[1][3]
 
     for theme, name in [("JupyterLab Light", "light"), ("JupyterLab Dark", "dark")]:
         lab.set_theme(theme)
