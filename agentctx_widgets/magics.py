@@ -399,7 +399,9 @@ class AgentContextMagics(Magics):
         if target.is_dir():
             raise MagicError(f"export: {args.path!r} is a directory; give the .html file to write")
         outputs = self._outputs_of(context)
-        page = to_html(context, outputs or None, title=args.title or getattr(context, "name", None) or title)
+        cost = getattr(context, "cost", None)  # the turns run on it in this kernel (its ledger), if any
+        page = to_html(context, outputs or None, title=args.title or getattr(context, "name", None) or title,
+                       cost=cost if getattr(cost, "calls", 0) else None)
         try:  # a mkstemp file beside it, then a rename; never through a symlink (context/safe_write.py)
             write_atomic(target, page.encode("utf-8"), "export")
         except UnsafeFileError as error:

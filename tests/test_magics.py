@@ -641,6 +641,29 @@ def test_export_holds_the_output_messages_the_turns_showed(ip: Any, tmp_path: Pa
     # the hook's message and the reply as the client got it (the view shows both)
     page = target.read_text(encoding="utf-8")
     assert "Step one done" in page and "Scripted reply to: hi" in page
+    # the context's cost in this kernel: its one turn ran on the scripted model, which no table prices
+    assert 'data-testid="actx-cost"' in page and "cost unpriced (scripted)" in page
+
+
+def test_export_shows_what_the_contexts_turns_cost(ip: Any, tmp_path: Path) -> None:
+    """Issue 23: the export carries the context's lifetime cost; gpt-4o at $2.50 / $10.00 per million
+    (OpenAI's price page), two turns of 1000 in / 100 out: 2 x ($0.0025 + $0.001) = $0.007."""
+    from agentctx_widgets import Context, ScriptedModel, run_turn
+
+    priced = Context(name="priced")
+    model = ScriptedModel(["one", "two"], usage={"prompt_tokens": 1000, "completion_tokens": 100}, model="gpt-4o")
+    run_turn(priced, "first", model=model)
+    run_turn(priced, "second", model=model)
+    ip.user_ns["priced"] = priced
+    target = tmp_path / "priced.html"
+    _, out = line(ip, f"export priced {target}")
+    assert out.stderr == ""
+    page = target.read_text(encoding="utf-8")
+    assert ">cost $0.007<" in page and "cost unpriced" not in page and "input $0.005 · output $0.002" in page
+    fresh = Context([{"type": 2, "content": [{"type": "text", "text": "no turn ran"}]}], name="fresh")
+    ip.user_ns["fresh"] = fresh
+    line(ip, f"export fresh {tmp_path / 'fresh.html'}")
+    assert 'data-testid="actx-cost"' not in (tmp_path / "fresh.html").read_text(encoding="utf-8")  # no turn: no cost
 
 
 def test_a_javascript_cell_with_a_def_line_stays_javascript_and_errors_say_the_language(ip: Any) -> None:
