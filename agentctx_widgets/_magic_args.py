@@ -90,7 +90,8 @@ def _usage_parser() -> _Parser:
     p = _new(
         "usage",
         "Estimated tokens per message, the total, the model's context window and the share used, "
-        "and the lifetime usage of the turns run in this kernel; HTML and a text table (for nbval), "
+        "and the lifetime usage of the turns run in this kernel with what they cost, per model (priced by "
+        "genai-prices; 'unpriced' for a model it does not know); HTML and a text table (for nbval), "
         "shown where the magic stands (x = %agentctx usage CTX also binds the report). With tiktoken and "
         "its encoding available offline, exact counts stand beside the estimates.",
     )
