@@ -29,6 +29,12 @@ def test_every_python_block_in_the_readme_runs(monkeypatch):
     answer = namespace["answer"]
     assert answer.ok and answer.response["content"] == "It is 18 °C and partly cloudy in Paris right now."
     assert answer.usage["totalTokens"] == 1068 and [m["type"] for m in namespace["weather"].messages()] == [2, 3, 4, 3]
+    # its cost, by hand from Anthropic's price page for Claude Sonnet 4.5 ($3 / $15 per million in / out):
+    # two calls, 412 + 541 = 953 in and 96 + 19 = 115 out: $0.002859 + $0.001725 = $0.004584
+    from decimal import Decimal
+    assert [(c["usage"]["inputTokens"], c["usage"]["outputTokens"]) for c in answer.calls] == [(412, 96), (541, 19)]
+    assert answer.cost.total == Decimal("0.004584") and not answer.cost.estimated
+    assert namespace["weather"].cost.total == Decimal("0.004584")
     # the suite example recorded two cases and checked them offline, both passing
     report = namespace["report"]
     assert (report.passed, report.changed, report.model_changed, report.failed) == (["case-1", "case-2"], [], [], [])
