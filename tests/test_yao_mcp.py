@@ -152,3 +152,36 @@ def test_a_transport_that_cannot_run_here_is_named(tmp_path):
     directory = write_assistant(tmp_path, config={"transport": "process", "tools": {"ping": "scripts.x.Ping"}})
     (found,) = [d for d in load_assistant(directory).diagnostics if d["code"] == "yao_mcp_not_run"]
     assert found["message"] == "MCP server 'echo': transport 'process' does not run here"
+
+
+def test_a_call_from_a_hooks_thread_ends_when_the_request_stops_not_at_its_timeout():
+    """A JavaScript hook's ctx.mcp call waits on the bridge thread, where Ctrl-C does not land; the request's
+    stop (which Ctrl-C sets) ends it. The server's timeout is 100 s here: the error saying 'stopped' is how
+    we know it was the stop (the test does not time it)."""
+    import threading
+
+    from agentctx_widgets.hooks.turn_core import StopSignal
+
+    registry = Mcp()
+    registry.register("slow", McpServer.stdio(sys.executable, [str(FIXTURE), "--lifetime", "100"], name="slow",
+                                              timeout=100))
+    registry.stop = StopSignal()
+    try:
+        assert registry.CallTool("slow", "ping", {}) == {"message": "pong", "count": 1}  # started, answering
+        failed: list[BaseException] = []
+        waiting = threading.Thread(target=lambda: _call_and_keep(registry, failed))
+        waiting.start()
+        registry.stop.set()
+        waiting.join(60)
+        assert not waiting.is_alive()
+        assert len(failed) == 1 and isinstance(failed[0], YaoServiceError)
+        assert str(failed[0]) == "MCP server 'slow': the call was stopped (interrupt)"
+    finally:
+        registry.close()
+
+
+def _call_and_keep(registry, failed):
+    try:
+        registry.CallTool("slow", "hang", {})
+    except BaseException as error:  # noqa: BLE001 - kept for the test to read
+        failed.append(error)

@@ -24,11 +24,12 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import contextlib
 import os
 import tempfile
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from .tools import Tool, ToolDefinitionError, _NAME, _untitled
@@ -71,14 +72,34 @@ def _loop() -> asyncio.AbstractEventLoop:
         return _LOOP["loop"]
 
 
-def _wait(future: concurrent.futures.Future) -> Any:
-    """``future``'s result, waiting in slices so Ctrl-C lands; an interrupt cancels the call it waits on."""
+_STOP = threading.local()
+
+
+@contextlib.contextmanager
+def stopping(check: Callable[[], Any]) -> Iterator[None]:
+    """Calls made on this thread inside the block also end when ``check()`` says why (a Yao request's stop,
+    seen from a JavaScript hook's bridge thread, where Ctrl-C does not land): the call is cancelled and
+    raises :class:`McpError` saying it was stopped."""
+    previous = getattr(_STOP, "check", None)
+    _STOP.check = check
+    try:
+        yield
+    finally:
+        _STOP.check = previous
+
+
+def _wait(future: concurrent.futures.Future, name: str) -> Any:
+    """``future``'s result, waiting in slices so Ctrl-C lands (and a :func:`stopping` check is read); an
+    interrupt or a stop cancels the call it waits on."""
+    check = getattr(_STOP, "check", None)
     try:
         while True:
             try:
                 return future.result(timeout=0.1)
             except concurrent.futures.TimeoutError:
-                continue
+                why = check() if check is not None else None
+                if why:
+                    raise McpError(name, f"the call was stopped ({why})") from None
     except BaseException:
         future.cancel()
         raise
@@ -149,7 +170,7 @@ class McpServer:
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None) -> dict:
         """The ``CallToolResult`` JSON: ``{"content": […], "isError": bool, "structuredContent"?}``."""
-        return _wait(self._submit(self._call_tool(name, arguments, timeout)))
+        return _wait(self._submit(self._call_tool(name, arguments, timeout)), self.name)
 
     async def acall_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
                          timeout: float | None = None) -> dict:
@@ -194,7 +215,7 @@ class McpServer:
         return asyncio.run_coroutine_threadsafe(coroutine, _loop())
 
     def _sync(self, request: Callable[[Any], Awaitable[Any]], what: str) -> dict:
-        return _wait(self._submit(self._request(request, what, None)))
+        return _wait(self._submit(self._request(request, what, None)), self.name)
 
     async def _list_all(self, client: Any) -> Any:
         page = await client.list_tools()

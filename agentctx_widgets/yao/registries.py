@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from ..models.mcp import McpError, McpServer
+from ..models.mcp import McpError, McpServer, stopping
 from .fanout import fan_out
 from .values import SKIP, BatchMethods, NotAvailableHere, YaoServiceError, js_int, js_string, json_value
 
@@ -35,6 +35,16 @@ class Mcp(BatchMethods):
     def __init__(self) -> None:
         self.servers: dict[str, dict[str, Callable[[dict], Any]] | McpServer] = {}
         self.descriptions: dict[str, dict[str, dict]] = {}
+
+    def _answer(self, method: Callable[..., dict], *args: Any) -> Any:
+        """A real server's answer; its failure (crash, timeout, cap, protocol error) is the error the hook
+        sees. The call also ends when the request stops (``BatchMethods._stopped``): a hook's bridge thread
+        is not where Ctrl-C lands, so without this it would wait for the server's timeout."""
+        try:
+            with stopping(self._stopped):
+                return method(*args)
+        except McpError as error:
+            raise YaoServiceError(str(error)) from None
 
     def register(self, server: str, tools: Mapping[str, Callable[[dict], Any]] | McpServer, *,
                  schemas: Mapping[str, dict] | None = None) -> None:
@@ -66,7 +76,7 @@ class Mcp(BatchMethods):
         server_id = js_string(args[0])
         server = self._server(server_id)
         if isinstance(server, McpServer):
-            return _answer(server.list_tools)
+            return self._answer(server.list_tools)
         described = self.descriptions[server_id]
         return {"tools": [{"name": name, "description": described.get(name, {}).get("description", ""),
                            "inputSchema": described.get(name, {}).get("inputSchema",
@@ -94,20 +104,20 @@ class Mcp(BatchMethods):
 
     def ListResources(self, *args: Any) -> Any:  # noqa: N802
         server = self._real("ListResources", args, 1, "ListResources requires mcp parameter")
-        return _answer(server.list_resources, _cursor(args))
+        return self._answer(server.list_resources, _cursor(args))
 
     def ReadResource(self, *args: Any) -> Any:  # noqa: N802
         server = self._real("ReadResource", args, 2, "ReadResource requires mcp and uri parameters")
-        return _answer(server.read_resource, js_string(args[1]))
+        return self._answer(server.read_resource, js_string(args[1]))
 
     def ListPrompts(self, *args: Any) -> Any:  # noqa: N802
         server = self._real("ListPrompts", args, 1, "ListPrompts requires mcp parameter")
-        return _answer(server.list_prompts, _cursor(args))
+        return self._answer(server.list_prompts, _cursor(args))
 
     def GetPrompt(self, *args: Any) -> Any:  # noqa: N802
         server = self._real("GetPrompt", args, 2, "GetPrompt requires mcp and name parameters")
         arguments = args[2] if len(args) >= 3 and isinstance(args[2], dict) else {}
-        return _answer(server.get_prompt, js_string(args[1]), json_value(arguments, "invalid prompt arguments"))
+        return self._answer(server.get_prompt, js_string(args[1]), json_value(arguments, "invalid prompt arguments"))
 
     def ListSamples(self, *args: Any) -> Any:  # noqa: N802
         self._real("ListSamples", args, 3, "ListSamples requires mcp, type, and name parameters")
@@ -143,7 +153,7 @@ class Mcp(BatchMethods):
     def _call(self, server_id: str, tool: str, arguments: dict) -> Any:
         server = self._server(server_id)
         if isinstance(server, McpServer):
-            return parse_tool_content(_answer(server.call_tool, tool, json_value(arguments, "invalid tool arguments")))
+            return parse_tool_content(self._answer(server.call_tool, tool, json_value(arguments, "invalid tool arguments")))
         if tool not in server:
             raise YaoServiceError(f"tool {tool!r} not found on MCP server {server_id!r} (registered: "
                                   f"{', '.join(sorted(server)) or 'none'})")
@@ -198,12 +208,6 @@ def _cursor(args: tuple) -> str | None:
     return js_string(args[1]) if len(args) >= 2 and args[1] is not None else None
 
 
-def _answer(method: Callable[..., dict], *args: Any) -> Any:
-    """A real server's answer; its failure (crash, timeout, cap, protocol error) is the error the hook sees."""
-    try:
-        return method(*args)
-    except McpError as error:
-        raise YaoServiceError(str(error)) from None
 
 
 class _Failed:
