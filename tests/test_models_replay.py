@@ -92,6 +92,27 @@ def test_first_run_records_one_line_per_model_call(tmp_path):
     assert replay.recorded == 1 and replay.replayed == 0
 
 
+def test_a_priced_models_line_keeps_the_tables_prices_and_its_replay_hands_them_on(tmp_path):
+    """gpt-4o by OpenAI's pricing page: $2.50 / $10.00 per million, cached input $1.25; the line gets
+    ``prices`` beside the documented four keys (the key still the request's hash), and the replayed
+    ``done`` event carries them as ``recordedPrices`` (a ScriptedModel is unpriced: it gets none, above)."""
+    import genai_prices
+
+    path = tmp_path / "rec.jsonl"
+    inner = ScriptedModel([{"text": "Hello there", "usage": {"prompt_tokens": 1000, "completion_tokens": 100}}],
+                          model="gpt-4o")
+    run_turn(Context(), "hi", model=ReplayModel(path, model=inner, mode="record"))
+    (line,) = lines_of(path)
+    prices = {"model": "gpt-4o", "rates": {"input": "2.5", "output": "10", "cache_read": "1.25"},
+              "source": f"genai-prices {genai_prices.__version__} (bundled data)"}
+    assert line["prices"] == prices
+    assert line["key"] == canonical_key(line["request"])
+    replayed = list(ReplayModel(path, mode="replay").stream([user("hi")]))
+    assert replayed[-1] == {"type": "done", "usage": {"prompt_tokens": 1000, "completion_tokens": 100},
+                            "recordedPrices": prices}
+    assert replayed[:-1] == line["events"][:-1]
+
+
 def test_a_second_replay_model_replays_the_turn_without_any_model(tmp_path):
     path = tmp_path / "rec.jsonl"
     first_context = Context()

@@ -40,15 +40,17 @@ Keys: ``input`` and ``output`` (both required), ``cache_read``, ``cache_write``,
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from .usage_data import usage_normalize
 
-__all__ = ["PRICE_KEYS", "Cost", "PriceError", "cost", "cost_of_calls"]
+__all__ = ["PRICE_KEYS", "Cost", "PriceError", "Repriced", "cost", "cost_of_calls", "recorded_cost", "reprice",
+           "table_prices"]
 
 CURRENCY = "USD"
 
@@ -288,9 +290,9 @@ def _price_number(value: Any, where: str) -> Decimal:
     return number
 
 
-def _user_price(name: str, spec: Any) -> tuple[dict[str, Decimal], bool]:
+def _user_price(name: str, spec: Any, where: str | None = None) -> tuple[dict[str, Decimal], bool]:
     """One ``prices=`` entry as genai-prices ``ModelPrice`` keyword arguments, and whether it is free."""
-    where = f"prices[{name!r}]"
+    where = where or f"prices[{name!r}]"
     if (isinstance(spec, str) and spec == FREE) or \
             (isinstance(spec, (int, float, Decimal)) and not isinstance(spec, bool) and spec == 0):
         return {"input_mtok": _ZERO, "output_mtok": _ZERO}, True
@@ -502,13 +504,18 @@ def _split_provider(model: str, provider: str | None) -> tuple[str, str | None]:
     return model, provider
 
 
+def _where(provider: str | None) -> dict[str, Any]:
+    """genai-prices' argument naming the provider: its id, or the API's base URL."""
+    if provider is None:
+        return {}
+    return {"provider_api_url" if provider.startswith(("http://", "https://")) else "provider_id": provider}
+
+
 def _table_cost(model: str, provider: str | None, counts: dict, context: dict, estimated: bool,
                 at: datetime | None) -> Cost:
     from genai_prices import Usage, calc_price
 
-    where: dict[str, Any] = {}
-    if provider is not None:
-        where["provider_api_url" if provider.startswith(("http://", "https://")) else "provider_id"] = provider
+    where = _where(provider)
     try:
         found = _checked(lambda: calc_price(Usage(**counts), model, genai_request_timestamp=at,
                                             price_context=context or None, **where), counts)
@@ -552,17 +559,163 @@ def cost(usage: Any, model: Any, provider: str | None = None, *, prices: Mapping
 
 
 def cost_of_calls(calls: Iterable[Mapping[str, Any]], *, prices: Mapping[str, Any] | None = None,
-                  model: str | None = None, provider: str | None = None, at: datetime | None = None) -> Cost:
+                  model: str | None = None, provider: str | None = None, at: datetime | None = None,
+                  recorded: bool = True) -> Cost:
     """The sum of each call's cost: ``calls`` as ``TurnResult.calls`` keeps them (``{"usage", "model"?,
-    "provider"?, "responseModel"?}``). A call is priced as the model that answered (``responseModel``), else
-    the one asked for, else ``model``; ``Cost.zero()`` for no calls. Each call is priced on its own (a
-    long-context tier is one call's), which is why a turn's cost is this and not the cost of its summed usage."""
-    check_prices(prices)
+    "provider"?, "responseModel"?, "recordedPrices"?}``). A call is priced as the model that answered
+    (``responseModel``), else the one asked for, else ``model``; ``Cost.zero()`` for no calls. Each call is
+    priced on its own (a long-context tier is one call's), which is why a turn's cost is this and not the
+    cost of its summed usage. A call with ``recordedPrices`` (a call ``ReplayModel`` replayed, with the
+    table's prices of the day it was recorded) is priced at those (:func:`recorded_cost`) unless
+    ``prices=`` names its model (yours win) or ``recorded=False`` (today's table, as :func:`reprice` does)."""
+    checked = check_prices(prices)
     total = Cost.zero()
     for index, call in enumerate(calls):
         if not isinstance(call, Mapping):
             raise TypeError(f"cost_of_calls: calls[{index}] must be a dict with 'usage', got {type(call).__name__}")
         name = call.get("responseModel") or call.get("model") or model
-        total += cost(call.get("usage"), name, call.get("provider") or provider, prices=prices, at=at)
+        by = call.get("provider") or provider
+        kept = _at_recorded(call, checked, name, by, index) if recorded else None
+        total += kept if kept is not None else cost(call.get("usage"), name, by, prices=prices, at=at)
     return total
 
+
+# -- recorded prices: a replayed call keeps the price it was recorded with ---------------------------
+
+RECORDED = "recorded: "
+"""How a cost at recorded prices names its source: ``recorded: genai-prices 0.2.3 (bundled data)``."""
+RECORDED_KEYS = frozenset({"model", "rates", "source"})
+MAX_RECORDED_TEXT = 256
+"""A recorded price's ``model`` and ``source`` are strings of at most this many characters."""
+_RATE = re.compile(r"[0-9]{1,12}(?:\.[0-9]{1,12})?")
+"""A recorded rate: a plain decimal string (no sign, exponent, NaN or infinity), at most 12 digits either
+side of the point."""
+_RATED_COUNTS = frozenset({"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+                           "cache_write_5m_tokens", "cache_write_1h_tokens", "output_reasoning_tokens"})
+"""The usage counts recorded rates price; a call with others (audio tokens, web searches) is priced by the table."""
+
+
+def table_prices(usage: Any, model: Any, provider: Any = None) -> dict | None:
+    """The table's prices in effect for a call of ``model`` with ``usage`` (its service tier, today), as a
+    recording keeps them: ``{"model": "gpt-4o", "rates": {"input": "2.5", "output": "10", "cache_read":
+    "1.25"}, "source": "genai-prices 0.2.3 (bundled data)"}``. Rates are USD per million tokens as decimal
+    strings, under the keys of a ``prices=`` entry that the table sets (``reasoning`` only where it prices
+    reasoning apart). A tiered price (a long-context tier) keeps its **base tier**: a recorded call past
+    the tier's threshold is priced at the base rate. The table's other charges (audio tokens, web
+    searches, per-request fees) are not kept. ``None`` for a model the table does not know, usage it
+    refuses, or a price without an input and an output rate."""
+    if not isinstance(model, str) or not model.strip():
+        return None
+    from genai_prices import Usage, calc_price
+
+    name, provider = _split_provider(model, provider if isinstance(provider, str) and provider.strip() else None)
+    counts, context, _ = usage_counts(usage)
+    try:
+        found = calc_price(Usage(**counts), name, price_context=context or None, **_where(provider))
+    except (LookupError, ValueError):
+        return None
+    rates = {}
+    for key, price_key in PRICE_KEYS.items():
+        value = getattr(found.model_price, price_key, None)
+        value = getattr(value, "base", value)  # TieredPrices: its base tier
+        if isinstance(value, Decimal) and value.is_finite() and value >= 0:
+            rates[key] = format(value.normalize(), "f")
+    kept = {"model": name, "rates": rates, "source": _table_name(found.auto_update_timestamp)}
+    try:
+        recorded_price(kept)
+    except PriceError:  # no input or output rate, or a rate too long to keep
+        return None
+    return kept
+
+
+def recorded_price(recorded: Any, where: str = "prices") -> tuple[dict[str, Decimal], str, str]:
+    """A recorded price (:func:`table_prices`' value) checked, as it comes from a file that may be hostile:
+    ``(ModelPrice keyword arguments, source, model)``; :class:`PriceError` naming the field otherwise."""
+    if not isinstance(recorded, Mapping):
+        raise PriceError(f"{where}: must be an object {{model, rates, source}}, got {type(recorded).__name__}")
+    odd = sorted(repr(key) for key in set(recorded) ^ RECORDED_KEYS)
+    if odd:
+        raise PriceError(f"{where}: a recorded price has exactly the keys model, rates, source; not so for {odd[0]}")
+    for key in ("model", "source"):
+        value = recorded[key]
+        if not isinstance(value, str) or not value.strip() or len(value) > MAX_RECORDED_TEXT:
+            raise PriceError(f"{where}.{key}: must be a non-empty string of at most {MAX_RECORDED_TEXT} "
+                             f"characters, got {value!r:.60}")
+    rates = recorded["rates"]
+    if not isinstance(rates, Mapping) or len(rates) > len(PRICE_KEYS):
+        raise PriceError(f"{where}.rates: must be an object of at most {len(PRICE_KEYS)} rates "
+                         f"({', '.join(PRICE_KEYS)}), got {type(rates).__name__} {rates!r:.60}")
+    for key, value in rates.items():
+        if not isinstance(value, str) or not _RATE.fullmatch(value):
+            raise PriceError(f"{where}.rates.{key}: must be a decimal string of USD per million tokens "
+                             f"(like '2.5'), got {value!r:.60}")
+    kwargs, _ = _user_price(recorded["model"], {key: Decimal(value) for key, value in rates.items()},
+                            f"{where}.rates")
+    return kwargs, recorded["source"], recorded["model"]
+
+
+def recorded_cost(usage: Any, recorded: Any, *, where: str = "recordedPrices") -> Cost | None:
+    """What a call cost at the prices it was recorded with (``recorded``: :func:`table_prices`' value),
+    priced as a ``prices=`` entry with those rates would be; its ``source`` is ``recorded: <the table of
+    that day>``. ``None`` when the usage has counts the rates do not price (audio tokens, web searches):
+    such a call is priced by the table. :class:`PriceError` for a bad recorded price."""
+    kwargs, source, model = recorded_price(recorded, where)
+    counts, _, estimated = usage_counts(usage)
+    if set(counts) - _RATED_COUNTS:
+        return None
+    from genai_prices.types import ModelPrice
+
+    return _priced(ModelPrice(**kwargs), counts, source=RECORDED + source, estimated=estimated,
+                   priced_as=f"recorded/{model}", free=all(value == 0 for value in kwargs.values()))
+
+
+def _at_recorded(call: Mapping[str, Any], checked: Mapping[str, tuple], name: Any, provider: Any,
+                 index: int) -> Cost | None:
+    """``call`` at its recorded prices, or ``None``: none recorded, ``prices=`` names its model, or usage
+    the recorded rates do not price."""
+    kept = call.get("recordedPrices")
+    if kept is None or _user_names(checked, name, provider):
+        return None
+    return recorded_cost(call.get("usage"), kept, where=f"calls[{index}].recordedPrices")
+
+
+def _user_names(checked: Mapping[str, tuple], model: Any, provider: Any) -> bool:
+    """Does ``prices=`` have an entry for ``model`` (as :func:`cost` looks one up)?"""
+    if not checked or not isinstance(model, str) or not model.strip():
+        return False
+    provider = provider if isinstance(provider, str) else None
+    if _user_entry(checked, model, provider) is not None:
+        return True
+    name, provider = _split_provider(model, provider)
+    return name != model and _user_entry(checked, name, provider) is not None
+
+
+class Repriced(NamedTuple):
+    """The same calls at the prices they were recorded with and at today's table
+    (``TurnResult.reprice()``); it unpacks: ``recorded, today = result.reprice()``."""
+
+    recorded: Cost
+    today: Cost
+
+    @property
+    def delta(self) -> Decimal | None:
+        """Today's total less the recorded one; ``None`` when either is not fully priced."""
+        then, now = self
+        if then.total is None or now.total is None or then.unpriced or now.unpriced:
+            return None
+        return now.total - then.total
+
+    def __str__(self) -> str:
+        delta = self.delta
+        shown = "—" if delta is None else "none" if delta == 0 else \
+            ("+" if delta > 0 else "") + money(delta, self.today.currency)
+        return "\n".join((f"recorded prices: {self.recorded} ({self.recorded.source or 'no source'})",
+                          f"today's prices:  {self.today} ({self.today.source or 'no source'})",
+                          f"Δ cost: {shown}"))
+
+
+def reprice(calls: Iterable[Mapping[str, Any]], *, prices: Mapping[str, Any] | None = None) -> Repriced:
+    """``calls`` at their recorded prices (as :func:`cost_of_calls` prices them) and at today's table
+    (recorded prices ignored); ``prices=`` applies to both."""
+    calls = list(calls)
+    return Repriced(cost_of_calls(calls, prices=prices), cost_of_calls(calls, prices=prices, recorded=False))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from ..context import usage_add
-from ..context.cost import Cost, cost_of_calls
+from ..context.cost import Cost, Repriced, check_prices, cost_of_calls
 from .errors import TurnError
 from .usage_log import record_usage
 
@@ -43,7 +43,8 @@ class TurnOutcome:
     """The hooks' console lines: ``{"level", "hook", "text"}``."""
     calls: list[dict] = field(default_factory=list)
     """One entry per model call, in order: ``{"usage", "stopReason"?, "model"?, "provider"?, "rateLimits"?,
-    "responseModel"?}`` (the call's usage and what its stream's start and done events said)."""
+    "responseModel"?, "recordedPrices"?}`` (the call's usage and what its stream's start and done events
+    said; ``recordedPrices``: a replayed call's prices of the day it was recorded)."""
     prices: dict | None = field(default=None, repr=False)
     """The ``prices=`` the turn was run with (your own prices, per million tokens), used by :attr:`cost`."""
 
@@ -59,8 +60,17 @@ class TurnOutcome:
     def cost(self) -> Cost:
         """What the turn's model calls cost: each call priced as the model that answered it (a tool round
         trip's calls summed); ``Cost.zero()`` when no model was called, ``unpriced`` for a model no table
-        or ``prices=`` knows (never $0)."""
+        or ``prices=`` knows (never $0). A replayed call is priced at the prices it was recorded with
+        (``ReplayModel``; :meth:`reprice` shows today's too)."""
         return cost_of_calls(self.calls, prices=self.prices)
+
+    def reprice(self, prices: dict | None = None) -> Repriced:
+        """``(recorded, today)``: :attr:`cost`, and the same calls at today's genai-prices table (the
+        prices a replayed call was recorded with ignored); the turn's ``prices=`` and these ``prices`` apply
+        to today's. ``print(result.reprice())`` shows both and the difference."""
+        check_prices(prices)
+        merged = self.prices if prices is None else {**(self.prices or {}), **prices}
+        return Repriced(self.cost, cost_of_calls(self.calls, prices=merged, recorded=False))
 
     def raise_for_error(self: Result) -> Result:
         """This result, or :class:`TurnError` (what failed, where, a hint) when the turn failed."""

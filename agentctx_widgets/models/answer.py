@@ -26,8 +26,11 @@ def call_facts(done: dict) -> dict:
     """What a model call's record (``result.calls[i]``) keeps of its ``done`` event: ``stopReason``,
     ``truncated: True`` when a token limit cut the reply, ``responseModel`` when another model answered,
     ``serverTimings`` when the server timed its own work (llama-server: prompt and predicted tokens, ms,
-    tokens per second)."""
+    tokens per second), ``recordedPrices`` when a replayed call carries the prices it was recorded with
+    (``ReplayModel``; ``context.cost.cost_of_calls`` prices the call at them)."""
     facts = {key: done[key] for key in ("stopReason", "responseModel", "serverTimings") if done.get(key)}
+    if isinstance(done.get("recordedPrices"), dict):
+        facts["recordedPrices"] = done["recordedPrices"]
     if is_truncated(done.get("stopReason")):
         facts["truncated"] = True
     return facts

@@ -7,9 +7,9 @@ in the file raises ``ModelError`` (code ``REPLAY_MISS``) naming its hash and sho
 from the nearest recorded request.
 
 The file is JSON Lines, one model call a line: ``{"key", "model", "request": {"model", "messages",
-"options"}, "events": [...]}``. The key is a hash of the normalised request as canonical JSON: the
-model (``provider:model`` and the connector's own options, so two providers or two temperatures are two
-requests), the Context messages it was sent, and the turn's options (tools included). Without a
+"options"}, "events": [...], "prices"?}`` (``prices``: below). The key is a hash of the normalised
+request as canonical JSON: the model (``provider:model`` and the connector's own options, so two
+providers or two temperatures are two requests), the Context messages it was sent, and the turn's options (tools included). Without a
 ``model``, a request is looked up by its messages and options alone; if those were recorded for several
 models, ``model=`` must say which. The same request seen again (a retry
 after an error) takes the next recording with that key, so a failure and its retry replay in order;
@@ -19,6 +19,17 @@ whose recordings are used up and ended in an error is sent again (recording the 
 interrupted call is not recorded, nor a failure of the environment rather than of the model
 (:data:`NOT_RECORDED`: no connection, a timeout, a missing or refused key), which would otherwise
 replay forever once the network is back.
+
+**Recorded prices.** A recorded call keeps the genai-prices table's prices in effect for the model that
+answered (the ``done`` event's ``responseModel``, else the ``start`` event's ``model`` and ``provider``):
+``"prices": {"model": "gpt-4o", "rates": {"input": "2.5", "output": "10", "cache_read": "1.25"},
+"source": "genai-prices 0.2.3 (bundled data)"}`` (USD per million tokens as decimal strings,
+``context.cost.table_prices``; a long-context tier keeps its base rate). A replayed call's ``done`` event
+carries them as ``recordedPrices``, so ``result.cost`` prices it at them (``Cost.source`` ``recorded:
+genai-prices 0.2.3 (bundled data)``) and a regression notebook's cost does not change when the table is
+updated; ``result.reprice()`` shows both. A model the table does not know gets no ``prices`` (it stays
+unpriced), pricing never stops a recording, and an older line without ``prices`` is priced by today's
+table. The key hashes the request only, so ``prices`` is checked for its shape and size, not its truth.
 
 A recording file travels with notebooks and pull requests, so it is read as untrusted input
 (:class:`ReplayFileError`, naming the file and line, refuses it whole before anything replays): only a
@@ -47,6 +58,7 @@ from typing import Any
 import orjson
 
 from ..context import is_record
+from ..context.cost import PriceError, recorded_price, table_prices
 from ..context.safe_write import open_append, open_regular
 from ..context.store import RefusedJSON, decode_json  # the session store's line checks: depth, keys twice
 from .protocol import ModelError
@@ -155,7 +167,7 @@ class ReplayModel:
             if entries and self.mode != "record" and (seen < len(entries) or not live or not _failed(entries[-1])):
                 self._seen[key] = seen + 1
                 self.replayed += 1
-                return iter([dict(event) for event in entries[min(seen, len(entries) - 1)]["events"]])
+                return iter(_replayed(entries[min(seen, len(entries) - 1)]))
         if self.model is None or self.mode == "replay":
             raise self._miss(key, request)
         return self._record(key, request, messages, options)
@@ -196,6 +208,9 @@ class ReplayModel:
         if _is_error(last) and isinstance(last.get("error"), dict) and last["error"].get("code") in NOT_RECORDED:
             return
         entry = {"key": key, "model": request["model"], "request": request, "events": events}
+        prices = _prices_of(events)
+        if prices is not None:
+            entry["prices"] = prices
         line = orjson.dumps(entry, option=orjson.OPT_NON_STR_KEYS)
         problem = _refusal(line) or _entry_problem(orjson.loads(line))
         if problem:
@@ -320,6 +335,35 @@ def _is_error(event: Any) -> bool:
     return isinstance(event, dict) and event.get("type") == "error"
 
 
+def _replayed(entry: dict) -> list[dict]:
+    """A recording's events as a replay hands them on (copies): its last ``done`` event carries the
+    recorded ``prices`` as ``recordedPrices``."""
+    events = [dict(event) for event in entry["events"]]
+    for event in events:  # only the line's checked ``prices`` say what it cost, never an event's own field
+        event.pop("recordedPrices", None)
+    prices = entry.get("prices")
+    done = next((event for event in reversed(events) if event["type"] == "done"), None)
+    if isinstance(prices, dict) and done is not None:
+        done["recordedPrices"] = orjson.loads(orjson.dumps(prices))
+    return events
+
+
+def _prices_of(events: list[dict]) -> dict | None:
+    """The table's prices for the model that answered a finished call (module docstring), or ``None``:
+    a failed call, a model the table does not know, or anything going wrong while pricing."""
+    done = events[-1] if events and isinstance(events[-1], dict) and events[-1].get("type") == "done" else None
+    if done is None:
+        return None
+    start = next((event for event in events if isinstance(event, dict) and event.get("type") == "start"), {})
+    try:
+        if done.get("recordedPrices") is not None:  # a replay re-recorded: the price it was first recorded with
+            recorded_price(done["recordedPrices"])
+            return orjson.loads(orjson.dumps(done["recordedPrices"]))
+        return table_prices(done.get("usage"), done.get("responseModel") or start.get("model"), start.get("provider"))
+    except Exception:  # noqa: BLE001 — a price is a nicety; recording the call is what matters
+        return None
+
+
 def _failed(entry: dict) -> bool:
     events = entry.get("events") or []
     return bool(events) and _is_error(events[-1])
@@ -338,7 +382,8 @@ def _refusal(line: bytes) -> str | None:
 
 def _entry_problem(entry: dict) -> str | None:
     """Why a parsed recording is refused: its key is not its request's hash, its ``model`` is not its
-    request's, an event is not an object with a string ``type``, or it has too many events."""
+    request's, its ``prices`` are not a recorded price (``context.cost.recorded_price``: bounded decimal
+    strings), an event is not an object with a string ``type``, or it has too many events."""
     request = entry.get("request")
     if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
         return "has no request ({model, messages, options}) to check its key against"
@@ -351,6 +396,11 @@ def _entry_problem(entry: dict) -> str | None:
                 f"the request it holds (a forged or hand-edited line)")
     if "model" in entry and entry["model"] != request.get("model"):
         return "names a model that is not its request's model"
+    if "prices" in entry:
+        try:
+            recorded_price(entry["prices"], "prices")
+        except PriceError as error:
+            return f"has a bad recorded price: {error}"
     events = entry["events"]
     if len(events) > MAX_EVENTS:
         return f"has {len(events)} events, over the {MAX_EVENTS}-event limit (MAX_EVENTS)"
