@@ -293,3 +293,15 @@ def test_recorded_and_table_costs_add_with_both_sources():
     assert total.total == Decimal("0.007")
     assert total.source == f"{TABLE} + recorded: {TABLE}"
     assert cost_module.reprice([{"usage": USAGE, "model": "gpt-4o", "recordedPrices": GPT_4O}]).delta == 0
+
+
+def test_a_contexts_lifetime_cost_keeps_the_recorded_price_too(tmp_path):
+    """The context ledger (Context.cost, %agentctx usage) prices a replayed call as the turn does: at the
+    recorded rates (edited to $5 / $20 per million: 1000 x 5 + 100 x 20 = $0.007), not today's $0.0035."""
+    path = tmp_path / "calls.jsonl"
+    record(path)
+    rewrite(path, lambda entry: entry["prices"].update(rates={"input": "5", "output": "20"}))
+    context = Context(name="replayed")
+    result = run_turn(context, "hi", model=ReplayModel(path, model=scripted(), mode="replay"))
+    assert result.cost.total == Decimal("0.007")
+    assert context.cost.total == Decimal("0.007") and context.cost.source == f"recorded: {TABLE}"

@@ -133,6 +133,8 @@ def record_call(usage: Any, context: Any = None, *, call: Mapping[str, Any] | No
     if call is not None and not isinstance(call, Mapping):
         raise TypeError(f"record_usage: call must be a dict like result.calls[i], got {type(call).__name__}")
     facts = {key: call[key] for key in _PRICING_KEYS if call and isinstance(call.get(key), str)}
+    if call and isinstance(call.get("recordedPrices"), Mapping):  # a replayed call keeps its recorded price
+        facts["recordedPrices"] = dict(call["recordedPrices"])
     entry = _Call(_label(facts), MappingProxyType({"usage": dict(usage) if isinstance(usage, Mapping) else usage, **facts}), _own_prices(prices),
                   datetime.now(timezone.utc))
     with _lock:
