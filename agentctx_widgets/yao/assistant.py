@@ -60,8 +60,9 @@ KNOWN_FIELDS = frozenset({
 NOT_EMULATED: Mapping[str, str] = {
     "kb": "knowledge-base collections (load.go:746)",
     "db": "database models for search (load.go:755)",
-    "mcp": "the model offered the mcp servers' tools by the assistant's tool loop (load.go:764; hooks reach "
-           "real servers through ctx.mcp: load_assistant(mcp=..., start_mcp=True))",
+    "mcp": "tool usage samples in the system prompt (mcp.go:161-203: only a Yao process server has them; the "
+           "servers' tools are offered to the model and run, and hooks reach them through ctx.mcp, once they are "
+           "registered: load_assistant(mcp=...) or start_mcp=True)",
     "workflow": "workflows (load.go:773)",
     "sandbox": "a V2 sandbox (package.yao or sandbox.yao, load.go:396, :784)",
     "search": "web/KB/DB search settings (load.go:676)",
@@ -131,8 +132,12 @@ class Assistant:
 
     @property
     def mcp(self) -> dict | None:
-        """``package.yao``'s ``mcp`` block (``options.tool_loop`` / ``max_turn`` are read; its servers' tools are not
-        offered to the model here — hooks reach real servers through ``ctx.mcp``)."""
+        """``package.yao``'s ``mcp`` block, as Yao uses it: each of ``servers`` registered here (``services["mcp"]``:
+        ``load_assistant(mcp=...)``, or ``mcps/*.mcp.yao`` with ``start_mcp=True``) has its tools — the ``tools``
+        listed, else all, at most 20 — offered to the model as ``server_id__tool``, and a call of one runs on
+        that server, its result going back to the model (``agent/assistant/mcp.go:31-415``, ``build.go:546-595``);
+        a server not registered is skipped with a ``yao_mcp_not_run`` diagnostic. ``options.tool_loop`` /
+        ``max_turn`` drive the tool loop (``loop.go:163-196``)."""
         value = self.package.get("mcp")
         return value if isinstance(value, dict) else None
 
@@ -301,6 +306,7 @@ def load_assistant(
     if env_reads:
         diagnostics.append(_env_diagnostic(env_reads, allow, str(directory)))
     unknown = _unknown_fields(fields)
+    _check_mcp_servers(package, package_file)
     mcp = _mcp_registry(mcp, directory, assistant_id, start_mcp, allow, diagnostics)
     return Assistant(
         id=assistant_id, name=package["name"], path=directory, package=package, prompts=prompts,
@@ -472,6 +478,16 @@ def _app_root(directory: Path) -> Path | None:
 
 
 # -- registries ------------------------------------------------------------------------------------------
+
+
+def _check_mcp_servers(package: dict, package_file: Path) -> None:
+    """``mcp.servers`` in a form Yao reads, else the load fails as Yao's does (``load.go:764-770``)."""
+    from .registries import mcp_server_configs
+
+    try:
+        mcp_server_configs(package.get("mcp"))
+    except ValueError as error:
+        raise AssistantLoadError(str(error), file=package_file) from None
 
 
 def _mcp_registry(mcp: Any, directory: Path, assistant_id: str, start: bool, allow: frozenset[str] | None,

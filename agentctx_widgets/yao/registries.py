@@ -9,12 +9,16 @@ call, saying how to register one.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
+from ..hooks.caller import call_user_code
 from ..models.mcp import McpError, McpServer, stopping
+from ..output.diagnostics import diagnostic
 from .fanout import fan_out
 from .values import SKIP, BatchMethods, NotAvailableHere, YaoServiceError, js_int, js_string, json_value
 
@@ -308,3 +312,213 @@ class Search(BatchMethods):
             return self._run(kind, query, options)
         except YaoServiceError as error:
             return {"type": kind, "query": query, "error": str(error)}
+
+
+# -- the assistant's MCP tools, offered to the model (agent/assistant/mcp.go) -------------------------
+
+MAX_MCP_TOOLS = 20
+"""Yao offers at most 20 MCP tools to the model, the servers' in order (``MaxMCPTools``, ``mcp.go:17-20``)."""
+
+_NON_RETRYABLE = ("network", "timeout", "connection", "unauthorized", "forbidden", "unavailable",
+                  "failed to select", "context canceled", "context deadline", "server error", "internal error")
+"""``isRetryableToolError``'s patterns (``mcp.go:484-509``): any other failure is retryable by the model."""
+
+
+def retryable(error: str) -> bool:
+    """``isRetryableToolError`` (``mcp.go:484-535``): not an MCP internal issue, so the model may fix it."""
+    text = error.lower()
+    return not any(pattern in text for pattern in _NON_RETRYABLE)
+
+
+def mcp_tool_name(server_id: str, tool: str) -> str:
+    """``MCPToolName`` (``mcp.go:31-39``): ``server_id__tool``, the id's dots as underscores."""
+    return f"{server_id.replace('.', '_')}__{tool}" if server_id and tool else ""
+
+
+def parse_mcp_tool_name(name: str) -> tuple[str, str] | None:
+    """``ParseMCPToolName`` (``mcp.go:48-71``): exactly one ``__``, the id's underscores back to dots."""
+    parts = name.split("__") if isinstance(name, str) else []
+    if len(parts) != 2 or not all(parts):
+        return None
+    return parts[0].replace("_", "."), parts[1]
+
+
+def mcp_server_configs(block: Any) -> list[dict]:
+    """``mcp.servers`` of package.yao as Yao reads it (``MCPServerConfig.UnmarshalJSON``,
+    ``agent/store/types/types.go:298-357``): ``"id"``, ``{"server_id": "id", "tools": [...]}``,
+    ``{"id": ["tool", ...]}`` or ``{"id": {"tools": [...]}}``. A bad entry raises ValueError in Yao's words
+    (``mcp format error``, ``convert.go:105-131``), naming the entry."""
+    servers = block.get("servers") if isinstance(block, dict) else None
+    if servers is None:
+        return []
+    if not isinstance(servers, list):
+        raise ValueError(f"mcp format error: servers must be an array, got {type(servers).__name__}")
+    return [_server_config(entry, index) for index, entry in enumerate(servers)]
+
+
+def _server_config(entry: Any, index: int) -> dict:
+    where = f"mcp format error: servers[{index}]"
+    if isinstance(entry, str):
+        return {"server_id": entry, "tools": []}
+    if not isinstance(entry, dict):
+        raise ValueError(f"{where} must be a string or an object, got {type(entry).__name__}")
+    if isinstance(entry.get("server_id"), str) and entry["server_id"]:
+        return {"server_id": entry["server_id"], "tools": _names(entry.get("tools"), where)}
+    if len(entry) != 1:
+        raise ValueError(f"{where}: MCPServerConfig object must have exactly one key or server_id field")
+    (server_id, value), = entry.items()
+    tools = value if isinstance(value, list) else value.get("tools") if isinstance(value, dict) else None
+    if not isinstance(value, (list, dict)):
+        raise ValueError(f"{where}: invalid format for server '{server_id}'")
+    return {"server_id": server_id, "tools": _names(tools, f"{where} ({server_id!r})")}
+
+
+def _names(tools: Any, where: str) -> list[str]:
+    if tools is None:
+        return []
+    if not isinstance(tools, list) or not all(isinstance(name, str) for name in tools):
+        raise ValueError(f"{where}: tools must be an array of strings")
+    return list(tools)
+
+
+@dataclass(frozen=True)
+class OfferedTool:
+    """One MCP tool as the model is offered it (``MCPTool``, ``agent/assistant/types.go:42-46``)."""
+
+    name: str
+    """``server_id__tool`` (:func:`mcp_tool_name`)."""
+    server_id: str
+    tool: str
+    description: str
+    schema: Any
+    """The server's ``inputSchema``, as Yao passes it (``mcp.go:153-157``)."""
+
+    @property
+    def spec(self) -> dict:
+        return {"name": self.name, "description": self.description, "parameters": self.schema}
+
+
+def _where_registered(server_id: str) -> str:
+    return (f"it is not registered here, so the model is not offered its tools (Yao skips a server it cannot "
+            f"select, agent/assistant/mcp.go:116-120); register it: load_assistant(path, mcp={{{server_id!r}: "
+            f"McpServer.stdio(command, args)}}), or describe it in mcps/ and load with start_mcp=True")
+
+
+async def offered_tools(registry: Mcp | None, servers: list[dict],
+                        stop: Any = None) -> tuple[list[OfferedTool], list[dict]]:
+    """The tools ``buildMCPTools`` offers (``mcp.go:75-216``): each server's ``tools/list`` in order, filtered
+    by its ``tools`` list, at most :data:`MAX_MCP_TOOLS`; and the diagnostics (``yao_mcp_not_run``) for what
+    Yao only logs: a server not registered here or whose list fails (skipped), a listed tool the server does
+    not have, a name Yao cannot route back, the limit."""
+    offered: list[OfferedTool] = []
+    problems: list[dict] = []
+    for config in servers:
+        server_id, wanted = config.get("server_id") or "", list(config.get("tools") or [])
+        if len(offered) >= MAX_MCP_TOOLS:
+            problems.append(diagnostic("yao_mcp_not_run", "mcp.servers", server=server_id, problem=(
+                f"skipped: the model is offered at most {MAX_MCP_TOOLS} MCP tools (mcp.go:17-20, 110-113)")))
+            break
+        listed, problem = await _listed(registry, server_id, stop)
+        if problem:
+            problems.append(diagnostic("yao_mcp_not_run", "mcp.servers", server=server_id, problem=problem))
+            continue
+        offered.extend(_filtered(server_id, listed, wanted, MAX_MCP_TOOLS - len(offered), problems))
+    return offered, problems
+
+
+async def _listed(registry: Mcp | None, server_id: str, stop: Any) -> tuple[list[dict], str]:
+    """A server's tools (``tools/list`` of a real one, on a thread that stops with the request)."""
+    if registry is None or server_id not in registry.servers:
+        return [], _where_registered(server_id)
+
+    def listing() -> dict:
+        with stopping(lambda: "interrupt" if stop is not None and stop.is_set() else None):
+            return registry.ListTools(server_id)
+
+    try:
+        answer = await asyncio.to_thread(listing)
+    except YaoServiceError as error:
+        return [], f"tools/list failed, so the model is not offered its tools (mcp.go:123-127): {error}"
+    return [tool for tool in answer.get("tools") or [] if isinstance(tool, dict)], ""
+
+
+def _filtered(server_id: str, listed: list[dict], wanted: list[str], room: int,
+              problems: list[dict]) -> list[OfferedTool]:
+    tools = [tool for tool in listed if not wanted or tool.get("name") in wanted][:room]
+    missing = [name for name in wanted if name not in {tool.get("name") for tool in listed}]
+    if missing:
+        problems.append(diagnostic("yao_mcp_not_run", "mcp.servers", server=server_id, problem=(
+            f"it has no tool {', '.join(map(repr, missing))} (its tools: "
+            f"{', '.join(str(t.get('name')) for t in listed) or 'none'}): Yao offers the model only the ones it has")))
+    if parse_mcp_tool_name(mcp_tool_name(server_id, "x")) != (server_id, "x"):
+        problems.append(diagnostic("yao_mcp_not_run", "mcp.servers", server=server_id, problem=(
+            f"its id has '_' (or '__'): Yao names its tools {mcp_tool_name(server_id, 'tool')!r} and routes a call "
+            "back to another id, so every call fails (a server id must not contain '_', mcp.go:29-30)")))
+    return [OfferedTool(mcp_tool_name(server_id, str(tool["name"])), server_id, str(tool["name"]),
+                        str(tool.get("description") or ""), tool.get("inputSchema")) for tool in tools]
+
+
+async def call_offered(registry: Mcp | None, name: str, raw_arguments: Any) -> tuple[str, str, Any, str, bool]:
+    """A model's call of ``server__tool`` as ``executeSingleToolCall`` runs it (``mcp.go:240-415``): returns
+    ``(server_id, tool, result, error, retryable)``; the result is the content parsed as ``ParsedContent``
+    (``agent/assistant/types.go:97-149``). Cancelling the awaiting task cancels the call on the server."""
+    server_id, tool = parse_mcp_tool_name(name) or ("", "")
+    server = registry.servers.get(server_id) if registry is not None else None
+    if server is None:  # not retryable (mcp.go:266-275)
+        text = f"failed to select MCP client '{server_id}': {_where_registered(server_id)}"
+        return server_id, tool, None, text, False
+    arguments, invalid = _arguments(raw_arguments)
+    if invalid:  # bad arguments are the model's to fix (mcp.go:313-342)
+        return server_id, tool, None, invalid, True
+    try:
+        if isinstance(server, McpServer):
+            answer = await server.acall_tool(tool, arguments)
+        elif tool in server:
+            return server_id, tool, json_value(await call_user_code(server[tool], arguments), name), "", False
+        else:
+            raise YaoServiceError(f"tool {tool!r} not found on MCP server {server_id!r} "
+                                  f"(registered: {', '.join(sorted(server)) or 'none'})")
+    except Exception as error:  # noqa: BLE001 - a failed call is an answer (mcp.go:364-376)
+        text = f"tool call failed: {error}"
+        return server_id, tool, None, text, retryable(text)
+    if answer.get("isError"):  # the content is the error the model reads (mcp.go:394-404)
+        text = f"tool call error: {orjson.dumps(answer.get('content') or []).decode()}"
+        return server_id, tool, None, text, retryable(text)
+    return server_id, tool, parsed_content(answer.get("content") or []), "", False
+
+
+def _arguments(raw: Any) -> tuple[dict, str]:
+    """The call's arguments as an object, or the retryable error Yao gives (``mcp.go:313-342``). Yao also
+    checks them against the tool's schema first (``:344-356``); here the server checks its own arguments, and
+    its refusal (an ``isError`` result saying "validation error") is retryable all the same."""
+    if raw in (None, ""):
+        return {}, ""
+    try:
+        parsed = orjson.loads(raw) if isinstance(raw, (str, bytes)) else raw
+    except orjson.JSONDecodeError as error:
+        return {}, f"failed to parse arguments: {error}"
+    if not isinstance(parsed, dict):
+        return {}, f"arguments must be an object, got {type(parsed).__name__}"
+    return parsed, ""
+
+
+def parsed_content(content: list) -> Any:
+    """``ToolCallResult.ParsedContent`` (``agent/assistant/types.go:97-149``): text as JSON when it parses,
+    an image as ``{type, data, mimeType}``, a resource's object, other blocks as they are; one alone."""
+    results: list = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            if isinstance(block.get("text"), str):
+                results.append(_json_or_text(block["text"]))
+        elif kind == "image":
+            results.append({"type": "image", "data": block.get("data"), "mimeType": block.get("mimeType")})
+        elif kind == "resource":
+            results.append(block.get("resource"))
+        else:
+            results.append(block)
+    if not results:
+        return None
+    return results[0] if len(results) == 1 else results

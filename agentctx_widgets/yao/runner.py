@@ -80,6 +80,7 @@ from .wire import (ASSISTANT_FIELDS, EVENT_TEXT, STREAM_END, STREAM_START, assis
                    stream_end_data, stream_start_data, to_wire)
 from .writers import OpenAIWriter, writer_for
 from .memory import MemoryStore
+from .registries import OfferedTool, call_offered, mcp_server_configs, offered_tools, parse_mcp_tool_name, retryable
 from .output import IdGenerator
 from .hook_sets import PythonYaoHooks, YaoHooks, as_yao_hooks, hooks_for
 from .request_shapes import (CREATE_FIELDS, MODEL_OPTION_FIELDS, NEXT_FIELDS, as_json, call_arguments,
@@ -107,10 +108,6 @@ DEFAULT_LOOP_TURNS = 5
 
 LOOP_FALLBACK = "__yao.loop_fallback"
 """The assistant Yao delegates to when the tool loop fails (``loop.go:202-218``)."""
-
-_NON_RETRYABLE = ("network", "timeout", "connection", "unauthorized", "forbidden", "unavailable",
-                  "failed to select", "context canceled", "context deadline", "server error", "internal error")
-"""``isRetryableToolError``'s patterns (``mcp.go:484-509``)."""
 
 TOOL_RETRY_PROMPT = ("Some tool calls above failed. Read the errors, correct the arguments and call the "
                      "tools again.")
@@ -281,6 +278,8 @@ class _Request:
         self.append_input, self.hooks_of = append_input, hooks_of
         self.connector = ""  # Create's call-level connector (options.Connector)
         self.last_completion: dict | None = None
+        self.mcp_tools: dict[str, OfferedTool] = {}  # the assistant's MCP servers' tools, by Yao's name
+        self.call_names: dict[str, str] = {}  # a tool call's id → the name the model called
 
     # -- the order of Stream -----------------------------------------------------------------------
 
@@ -330,6 +329,7 @@ class _Request:
         completion, tools, model_messages, last_message, options = None, None, None, None, None
         if self._calls_model():
             model_messages = self._build_messages(full, created)
+            await self._offer_mcp_tools(created)
             options = self._completion_options(created)
             completion, last_message = await self._llm(model_messages, options)
             if completion.get("tool_calls"):
@@ -439,6 +439,8 @@ class _Request:
                 options[key] = created[key]
         if self.tools:
             options["tools"] = [*(options.get("tools") or []), *(tool.spec for tool in self.tools.values())]
+        if self.mcp_tools:  # appended after the others (build.go:586-591)
+            options["tools"] = [*(options.get("tools") or []), *(tool.spec for tool in self.mcp_tools.values())]
         return options or None
 
     def _model(self) -> Any:
@@ -491,28 +493,57 @@ class _Request:
 
     # -- tools ---------------------------------------------------------------------------------------
 
+    async def _offer_mcp_tools(self, created: dict | None) -> None:
+        """The assistant's MCP servers' tools for the model (``build.go:546-595``, ``mcp.go:75-216``):
+        Create's ``mcp_servers`` when it returned some, else package.yao's ``mcp.servers``."""
+        try:
+            servers = (created or {}).get("mcp_servers") or mcp_server_configs(getattr(self.assistant, "mcp", None))
+        except ValueError as bad:  # Yao refuses such an assistant at load (convert.go:105-131)
+            raise RequestFailed(f"assistant {self._id()!r}: {bad}") from None
+        if not servers:
+            return
+        tools, problems = await offered_tools(self._mcp_registry(), servers, self.shared.stop)
+        self.mcp_tools = {tool.name: tool for tool in tools}
+        self.shared.result.diagnostics.extend(problems)
+
+    def _mcp_registry(self) -> Any:
+        return (getattr(self.assistant, "services", None) or {}).get("mcp")
+
     async def _run_tools(self, calls: list[dict]) -> tuple[list[dict], bool, bool]:
         """Run each call; returns (ToolCallResponses, any failed, any failure retryable)."""
-        answers, failed, retryable = [], False, False
+        answers, failed, again = [], False, False
         for call in calls:
-            name = call["function"]["name"]
-            ran = await call_tool(self.tools, name, call_arguments(call))
-            if ran.ok:
-                answers.append(tool_call_response(call, result=as_json(ran.value, name)))
-            elif ran.missing:
-                answers.append(tool_call_response(call, error=f"failed to select MCP client for tool {name!r}"))
-                failed = True
-            elif ran.invalid is not None:
-                answers.append(tool_call_response(call, error=f"argument validation failed: {ran.invalid}"))
-                failed = retryable = True
-            else:  # a tool's failure is a result the request handles
-                text = f"tool call failed: {ran.failure}"
-                answers.append(tool_call_response(call, error=text))
-                failed = True
-                retryable = retryable or not any(p in text.lower() for p in _NON_RETRYABLE)
+            answer, can_retry = await self._run_tool(call)
+            answers.append(answer)
+            failed, again = failed or bool(answer.get("error")), again or can_retry
+            self.call_names[call["id"]] = call["function"]["name"]
         for answer in answers:
-            self.context.append(tool_result_message(answer))
-        return answers, failed, retryable
+            self.context.append(self._tool_message(answer))
+        return answers, failed, again
+
+    async def _run_tool(self, call: dict) -> tuple[dict, bool]:
+        """One call: a Python tool by its name, else ``server__tool`` on the assistant's MCP server
+        (``mcp.go:240-415``); returns its ToolCallResponse and whether its failure is retryable."""
+        name = call["function"]["name"]
+        if name not in self.tools and parse_mcp_tool_name(name) is not None:
+            server_id, tool, result, error, can_retry = await call_offered(
+                self._mcp_registry(), name, call["function"].get("arguments"))
+            answer = tool_call_response(call, result=result, error=error)
+            answer.update(server=server_id, tool=tool)  # ToolCallResult.Server / Tool (types.go:62-73)
+            return answer, can_retry
+        ran = await call_tool(self.tools, name, call_arguments(call))
+        if ran.ok:
+            return tool_call_response(call, result=as_json(ran.value, name)), False
+        if ran.missing:
+            return tool_call_response(call, error=f"failed to select MCP client for tool {name!r}"), False
+        if ran.invalid is not None:
+            return tool_call_response(call, error=f"argument validation failed: {ran.invalid}"), True
+        text = f"tool call failed: {ran.failure}"  # a tool's failure is a result the request handles
+        return tool_call_response(call, error=text), retryable(text)
+
+    def _tool_message(self, answer: dict) -> dict:
+        """The tool result's Context message, named as the model called the tool (``server__tool``)."""
+        return {**tool_result_message(answer), "name": self.call_names.get(answer["toolcall_id"], answer["tool"])}
 
     async def _tool_calls(self, messages: list[dict], options: dict | None, completion: dict,
                           message: dict) -> tuple[dict, list[dict], list[dict], dict]:
@@ -526,7 +557,7 @@ class _Request:
                 raise RequestFailed("tool calls failed with non-retryable errors (MCP internal issues)")
             if attempt == MAX_TOOL_ATTEMPTS - 1:
                 raise RequestFailed(f"tool calls failed after {MAX_TOOL_ATTEMPTS} attempts")
-            messages = [*messages, message, *(tool_result_message(t) for t in tools),
+            messages = [*messages, message, *(self._tool_message(t) for t in tools),
                         {"type": 1, "content": [{"type": "text", "text": TOOL_RETRY_PROMPT}]}]
             current, message = await self._llm(messages, options)
             if not current.get("tool_calls"):
@@ -550,7 +581,7 @@ class _Request:
         every, last = list(tools), list(tools)
         turns = self._loop_turns()
         for turn in range(turns):
-            messages = [*messages, message, *(tool_result_message(t) for t in last)]
+            messages = [*messages, message, *(self._tool_message(t) for t in last)]
             try:
                 completion, message = await self._llm(messages, options)  # the same options (loop.go:56)
             except RequestFailed as failed:
