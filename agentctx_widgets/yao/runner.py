@@ -10,7 +10,9 @@
 4. the model call, only for an assistant with prompts or tools (``agent.go:284``): system prompts are
    prepended to Create's ``messages`` (or to ``fullMessages`` when it returned none) and its
    temperature / max_tokens / max_completion_tokens / audio override the assistant's options
-   (``build.go:29-60``, ``271-296``, ``469-490``);
+   (``build.go:29-60``, ``271-296``, ``469-490``); the ``mcp`` servers' tools registered here are offered
+   as ``server_id__tool`` after the others and their calls run on those servers (``build.go:546-595``,
+   ``mcp.go:31-415``: ``yao/registries.py``);
 5. tool calls (``agent.go:359-494``): all succeed → on; a failure that is not retryable (network,
    timeout, …, ``mcp.go:484-509``) fails the request; a retryable one (bad arguments) asks the model
    again with the results, up to 3 attempts;
@@ -777,7 +779,7 @@ async def run_assistant_async(
     ``assistant`` is a loaded assistant (:class:`YaoAssistant`); ``hooks`` its script (default
     ``assistant.hooks``; a :class:`YaoHooks` or a dict of Python ``Create`` / ``Next`` functions);
     ``model`` answers for the assistant's connector unless ``connectors`` maps that name to a model;
-    ``tools`` are Python callables standing for the assistant's MCP tools; ``max_tool_rounds`` caps the
+    ``tools`` are Python tools beside the ``mcp`` servers' (``Assistant.mcp``); ``max_tool_rounds`` caps the
     tool loop (default ``mcp.options.max_turn``, else 5); ``options`` are call-level options (Yao's
     ``Options``: ``metadata``, ``mode``, … go to the hooks; model options such as ``temperature`` to
     the model); ``delegate(agent_id, messages, options)`` or ``assistants`` (id → assistant, default
