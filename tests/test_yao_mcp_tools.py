@@ -149,7 +149,7 @@ def test_bad_arguments_are_retryable(tmp_path, echo):
 
 
 def test_a_server_not_registered_here_is_skipped_with_a_diagnostic_and_its_calls_fail(tmp_path, echo):
-    """mcp.go:116-120: Yao logs and skips a server it cannot select; here it is a yao_mcp_not_run diagnostic,
+    """mcp.go:116-120: Yao logs and skips a server it cannot select; here it is a yao_mcp_not_offered diagnostic,
     as is a listed tool the server does not have. A call of the unregistered server's tool fails the request
     (mcp.go:266-275: not retryable)."""
     directory = write_assistant(tmp_path, {"servers": ["notes", {"echo": ["ping", "nope"]}]})
@@ -158,7 +158,7 @@ def test_a_server_not_registered_here_is_skipped_with_a_diagnostic_and_its_calls
     assert result.ok, result.error
     assert [tool["name"] for tool in result.model_options[0]["tools"]] == ["echo__ping"]
     notes, nope = result.diagnostics
-    assert notes["code"] == nope["code"] == "yao_mcp_not_run"
+    assert notes["code"] == nope["code"] == "yao_mcp_not_offered"
     assert notes["message"].startswith("MCP server 'notes': it is not registered here, so the model is not "
                                        "offered its tools")
     assert "load_assistant(path, mcp={'notes': McpServer.stdio(command, args)})" in notes["message"]
@@ -176,7 +176,7 @@ def test_configured_servers_are_offered_only_when_started(tmp_path):
     assert "mcp" not in held.services
     result = run_turn(Context(), "hi", assistant=held, model=ScriptedModel(["hello"]))
     assert result.model_options[0] is None or "tools" not in result.model_options[0]
-    assert [d["code"] for d in result.diagnostics] == ["yao_mcp_not_run"]
+    assert [d["code"] for d in result.diagnostics] == ["yao_mcp_not_offered"]
     started = load_assistant(directory, start_mcp=True)
     try:
         ran = run_turn(Context(), "hi", assistant=started,

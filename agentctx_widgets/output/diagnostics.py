@@ -194,6 +194,10 @@ DIAGNOSTICS: dict[str, tuple[str, str]] = {
         "MCP server {server!r}: {problem}",
         "only stdio and http servers run in the notebook",
     ),
+    "yao_mcp_not_offered": (
+        "MCP server {server!r}: {problem}",
+        "register it with load_assistant(path, mcp={{...}}) or start_mcp=True; a server id must not contain '_'",
+    ),
     "yao_env_read": (
         "this assistant reads the environment variables {listed}: {effect}",
         "load_assistant(..., env_allow=[...]) fills only the names you list (env_allow=[]: none)",

@@ -136,7 +136,7 @@ class Assistant:
         ``load_assistant(mcp=...)``, or ``mcps/*.mcp.yao`` with ``start_mcp=True``) has its tools — the ``tools``
         listed, else all, at most 20 — offered to the model as ``server_id__tool``, and a call of one runs on
         that server, its result going back to the model (``agent/assistant/mcp.go:31-415``, ``build.go:546-595``);
-        a server not registered is skipped with a ``yao_mcp_not_run`` diagnostic. ``options.tool_loop`` /
+        a server not registered is skipped with a ``yao_mcp_not_offered`` diagnostic. ``options.tool_loop`` /
         ``max_turn`` drive the tool loop (``loop.go:163-196``)."""
         value = self.package.get("mcp")
         return value if isinstance(value, dict) else None

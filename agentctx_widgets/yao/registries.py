@@ -407,7 +407,7 @@ def _where_registered(server_id: str) -> str:
 async def offered_tools(registry: Mcp | None, servers: list[dict],
                         stop: Any = None) -> tuple[list[OfferedTool], list[dict]]:
     """The tools ``buildMCPTools`` offers (``mcp.go:75-216``): each server's ``tools/list`` in order, filtered
-    by its ``tools`` list, at most :data:`MAX_MCP_TOOLS`; and the diagnostics (``yao_mcp_not_run``) for what
+    by its ``tools`` list, at most :data:`MAX_MCP_TOOLS`; and the diagnostics (``yao_mcp_not_offered``) for what
     Yao only logs: a server not registered here or whose list fails (skipped), a listed tool the server does
     not have, a name Yao cannot route back, the limit."""
     offered: list[OfferedTool] = []
@@ -415,12 +415,12 @@ async def offered_tools(registry: Mcp | None, servers: list[dict],
     for config in servers:
         server_id, wanted = config.get("server_id") or "", list(config.get("tools") or [])
         if len(offered) >= MAX_MCP_TOOLS:
-            problems.append(diagnostic("yao_mcp_not_run", "mcp.servers", server=server_id, problem=(
+            problems.append(diagnostic("yao_mcp_not_offered", "mcp.servers", server=server_id, problem=(
                 f"skipped: the model is offered at most {MAX_MCP_TOOLS} MCP tools (mcp.go:17-20, 110-113)")))
             break
         listed, problem = await _listed(registry, server_id, stop)
         if problem:
-            problems.append(diagnostic("yao_mcp_not_run", "mcp.servers", server=server_id, problem=problem))
+            problems.append(diagnostic("yao_mcp_not_offered", "mcp.servers", server=server_id, problem=problem))
             continue
         offered.extend(_filtered(server_id, listed, wanted, MAX_MCP_TOOLS - len(offered), problems))
     return offered, problems
@@ -447,11 +447,11 @@ def _filtered(server_id: str, listed: list[dict], wanted: list[str], room: int,
     tools = [tool for tool in listed if not wanted or tool.get("name") in wanted][:room]
     missing = [name for name in wanted if name not in {tool.get("name") for tool in listed}]
     if missing:
-        problems.append(diagnostic("yao_mcp_not_run", "mcp.servers", server=server_id, problem=(
+        problems.append(diagnostic("yao_mcp_not_offered", "mcp.servers", server=server_id, problem=(
             f"it has no tool {', '.join(map(repr, missing))} (its tools: "
             f"{', '.join(str(t.get('name')) for t in listed) or 'none'}): Yao offers the model only the ones it has")))
     if parse_mcp_tool_name(mcp_tool_name(server_id, "x")) != (server_id, "x"):
-        problems.append(diagnostic("yao_mcp_not_run", "mcp.servers", server=server_id, problem=(
+        problems.append(diagnostic("yao_mcp_not_offered", "mcp.servers", server=server_id, problem=(
             f"its id has '_' (or '__'): Yao names its tools {mcp_tool_name(server_id, 'tool')!r} and routes a call "
             "back to another id, so every call fails (a server id must not contain '_', mcp.go:29-30)")))
     return [OfferedTool(mcp_tool_name(server_id, str(tool["name"])), server_id, str(tool["name"]),
