@@ -101,9 +101,10 @@ class CallerThread:
 def run_on_worker(main: Callable[[], Coroutine[Any, Any, Any]], on_interrupt: Callable[[], None]) -> Any:
     """Run ``main()`` in an event loop of its own thread; serve user code here meanwhile.
 
-    The loop is the process's kept one (:class:`KeptLoop`) when no other turn holds it — so the model
-    clients of one turn, and their connections, serve the next — else a fresh one for this turn alone
-    (two turns at once from two threads). On ``KeyboardInterrupt`` here: ``on_interrupt()`` (wake what
+    The loop is one of the process's kept ones (:class:`KeptLoop`): the first no other turn holds — so the
+    model clients of one turn, and their connections, serve the next — or a new kept one when turns run at
+    once from several threads (a suite's cases), up to :data:`MAX_KEPT_LOOPS`; beyond that a fresh loop
+    for this turn alone. On ``KeyboardInterrupt`` here: ``on_interrupt()`` (wake what
     the task may be blocked in), cancel the task, wait up to :data:`STOP_GRACE` for it to finish cleaning
     up, then raise ``KeyboardInterrupt``.
     """
@@ -184,7 +185,7 @@ async def _cancel_tasks_since(before: set) -> None:
 
 
 class KeptLoop:
-    """The process's kept event loop for turns, on its own daemon thread, with its model clients.
+    """A kept event loop for turns, on its own daemon thread, with its model clients.
 
     Why kept: an async SDK client belongs to its loop, so with a fresh loop per turn every turn built a
     client and opened a connection (a TLS handshake to a remote provider). Turns take it one at a time;
@@ -208,24 +209,31 @@ class KeptLoop:
 
 
 _KEPT_LOCK = threading.Lock()
-_kept: KeptLoop | None = None
+_kept: list[KeptLoop] = []
+
+MAX_KEPT_LOOPS = 16
+"""How many kept loops turns running at once may hold (a suite checks cases on many threads); a turn
+beyond them runs on a fresh loop of its own."""
 
 
 def _claim_kept_loop() -> KeptLoop | None:
-    """The kept loop, marked busy, or None while another turn holds it."""
-    global _kept
+    """A free kept loop, marked busy (a new one while fewer than :data:`MAX_KEPT_LOOPS` are kept), or None
+    when every one is held. The first free one is taken, so a lone turn always gets the same loop and the
+    model clients (and connections) of the turn before it."""
     with _KEPT_LOCK:
-        if _kept is None or not _kept.usable():
-            _kept = KeptLoop()
-        if _kept.busy:
-            return None
-        _kept.busy = True
-        return _kept
+        _kept[:] = [kept for kept in _kept if kept.usable()]
+        free = next((kept for kept in _kept if not kept.busy), None)
+        if free is None and len(_kept) < MAX_KEPT_LOOPS:
+            free = KeptLoop()
+            _kept.append(free)
+        if free is not None:
+            free.busy = True
+        return free
 
 
 def _after_fork_in_child() -> None:
     global _KEPT_LOCK, _kept
-    _KEPT_LOCK, _kept = threading.Lock(), None  # the parent's loop thread is not here; its lock may be held
+    _KEPT_LOCK, _kept = threading.Lock(), []  # the parent's loop threads are not here; its lock may be held
 
 
 if hasattr(os, "register_at_fork"):
