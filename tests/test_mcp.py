@@ -188,6 +188,18 @@ def test_a_tool_error_and_a_timeout_become_error_results_and_the_turn_goes_on(ec
     assert "error" not in status
 
 
+def test_arguments_that_do_not_fit_the_tools_schema_are_refused_before_the_call(echo):
+    """As a Python tool's arguments are validated before it runs (and as Yao checks an MCP tool's,
+    agent/assistant/mcp.go:344-356): the model reads what was wrong and where; the server is not asked."""
+    context = Context()
+    model = ScriptedModel([calls(("echo", {"message": 5}), ("echo", {})), "sorry"])
+    result = run_turn(context, "echo five", model=model, tools=[echo], check=False)
+    assert result.ok and result.response["content"] == "sorry"
+    wrong_type, missing = results(context)
+    assert wrong_type["error"] is True and "arguments.message: 5 is not of type 'string'" in wrong_type["content"][0]["text"]
+    assert missing["error"] is True and "arguments: 'message' is a required property" in missing["content"][0]["text"]
+
+
 def test_a_server_that_crashes_mid_call_gives_an_error_result_and_the_turn_goes_on():
     with echo_server() as server:
         context = Context()

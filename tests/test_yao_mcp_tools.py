@@ -133,8 +133,9 @@ def test_a_server_that_crashes_mid_call_fails_the_request_and_the_next_one_runs(
 
 
 def test_bad_arguments_are_retryable(tmp_path, echo):
-    """Arguments that are not an object are the model's to fix (mcp.go:329-342); so is the server's own
-    refusal of a wrong type (its isError "validation error", mcp.go:394-404 with :512-524)."""
+    """Arguments that are not an object are the model's to fix (mcp.go:329-342); so are arguments that do
+    not fit the tool's listed schema, checked before the call as Yao checks them (mcp.go:344-356: "argument
+    validation failed", retryable); the server never sees them."""
     assistant = load_assistant(write_assistant(tmp_path, {"servers": ["echo"]}), mcp={"echo": echo})
     model = ScriptedModel([{"tool_calls": [{"id": "call_1", "name": "echo__echo", "arguments": "[1]"}]},
                            call("echo__echo", {"message": 5}, "call_2"), call("echo__echo", {"message": "5"}, "call_3"),
@@ -143,8 +144,7 @@ def test_bad_arguments_are_retryable(tmp_path, echo):
     assert result.ok, result.error
     assert model.calls[1][-2]["content"][0]["text"] == "Error: arguments must be an object, got list"
     refused = model.calls[2][-2]["content"][0]["text"]
-    assert refused.startswith('Error: tool call error: [{"type":"text","text":"Error executing tool echo: 1 validation '
-                              'error for echoArguments')
+    assert refused == "Error: argument validation failed: arguments.message: 5 is not of type 'string'"
     assert result.response["tools"][0]["result"]["echo"] == "5"
 
 

@@ -121,6 +121,7 @@ class McpServer:
         self._state: dict[str, Any] = {}  # loop-side: client, task, closing, stderr
         self._start_lock: asyncio.Lock | None = None
         self._tools: list[Tool] | None = None
+        self._schemas: dict[Any, Any] = {}  # each listed tool's inputSchema, by name
         _OPEN.add(self)
 
     @classmethod
@@ -165,8 +166,16 @@ class McpServer:
     # -- the calls (plain code: wait interruptibly; a turn's loop: await) ----------------------------
 
     def list_tools(self) -> dict:
-        """``{"tools": [{name, description, inputSchema}, …]}`` (every page)."""
-        return self._sync(self._list_all, "tools/list")
+        """``{"tools": [{name, description, inputSchema}, …]}`` (every page); the schemas are kept, so a call
+        is checked against its tool's before it is sent (:meth:`arguments_problem`)."""
+        listed = self._sync(self._list_all, "tools/list")
+        self._schemas = {tool.get("name"): tool.get("inputSchema") for tool in listed.get("tools") or []}
+        return listed
+
+    def arguments_problem(self, tool: str, arguments: Mapping[str, Any]) -> str | None:
+        """Why ``arguments`` do not fit ``tool``'s listed ``inputSchema`` (:func:`arguments_problem`), or None
+        (also when the tools were not listed yet: the server checks its own)."""
+        return arguments_problem(self._schemas.get(tool), arguments)
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None) -> dict:
         """The ``CallToolResult`` JSON: ``{"content": […], "isError": bool, "structuredContent"?}``."""
@@ -400,6 +409,9 @@ class McpTool(Tool):
             raise ValueError(f"the arguments are not valid JSON: {arguments[:200]!r}")
         if not isinstance(arguments, dict):
             raise ValueError(f"the arguments must be a JSON object, got {type(arguments).__name__}")
+        problem = arguments_problem(self.mcp_spec.get("inputSchema"), arguments)
+        if problem:  # as a Python tool's arguments are checked before the call: the model reads why
+            raise ValueError(problem)
         return arguments
 
     async def _run(self, **arguments: Any) -> str:
@@ -408,6 +420,30 @@ class McpTool(Tool):
         if result.get("isError"):
             raise McpToolError(text or "the tool failed")
         return text
+
+
+def arguments_problem(schema: Any, arguments: Any) -> str | None:
+    """Why ``arguments`` do not fit a tool's JSON Schema — the first error, with where it is
+    (``arguments.city: 3 is not of type 'string'``) — or None. Yao checks them before the call
+    (``agent/assistant/mcp.go:344-356``); a schema jsonschema cannot read checks nothing (the server
+    checks its own arguments), and so does an environment without jsonschema (the ``mcp`` extra brings it)."""
+    if not isinstance(schema, dict):
+        return None
+    try:
+        from jsonschema import validators
+        from jsonschema.exceptions import SchemaError
+    except ImportError:
+        return None
+    try:
+        checker = validators.validator_for(schema)
+        checker.check_schema(schema)
+        errors = sorted(checker(schema).iter_errors(arguments), key=lambda error: [str(p) for p in error.path])
+    except (SchemaError, RecursionError, TypeError, ValueError):
+        return None
+    if not errors:
+        return None
+    where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in errors[0].path)
+    return f"arguments{where}: {errors[0].message}"
 
 
 def tool_text(result: Mapping[str, Any]) -> str:

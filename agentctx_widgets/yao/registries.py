@@ -468,7 +468,10 @@ async def call_offered(registry: Mcp | None, name: str, raw_arguments: Any) -> t
         text = f"failed to select MCP client '{server_id}': {_where_registered(server_id)}"
         return server_id, tool, None, text, False
     arguments, invalid = _arguments(raw_arguments)
-    if invalid:  # bad arguments are the model's to fix (mcp.go:313-342)
+    if not invalid and isinstance(server, McpServer):  # checked against the listed schema (mcp.go:344-356)
+        problem = server.arguments_problem(tool, arguments)
+        invalid = f"argument validation failed: {problem}" if problem else ""
+    if invalid:  # bad arguments are the model's to fix (mcp.go:313-356)
         return server_id, tool, None, invalid, True
     try:
         if isinstance(server, McpServer):
@@ -488,9 +491,8 @@ async def call_offered(registry: Mcp | None, name: str, raw_arguments: Any) -> t
 
 
 def _arguments(raw: Any) -> tuple[dict, str]:
-    """The call's arguments as an object, or the retryable error Yao gives (``mcp.go:313-342``). Yao also
-    checks them against the tool's schema first (``:344-356``); here the server checks its own arguments, and
-    its refusal (an ``isError`` result saying "validation error") is retryable all the same."""
+    """The call's arguments as an object, or the retryable error Yao gives (``mcp.go:313-342``); the schema
+    check that follows (``:344-356``) is ``McpServer.arguments_problem``."""
     if raw in (None, ""):
         return {}, ""
     try:
