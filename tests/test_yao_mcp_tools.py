@@ -243,10 +243,19 @@ def test_the_requests_stop_ends_a_call_in_flight_on_the_server(tmp_path):
         assert server.call_tool("status")["isError"] is False  # started
         stop, context = StopSignal(), Context()
         model = ScriptedModel([call("echo__hang", {}), "never"], chunk_size=100)
-        timer = threading.Timer(1.0, stop.set)
-        timer.start()
+        calling = threading.Event()  # the stop comes once the hang call is on its way, however slow the machine
+        original = server.acall_tool
+
+        async def acall_tool(*args, **kwargs):
+            calling.set()
+            return await original(*args, **kwargs)
+
+        server.acall_tool = acall_tool
+        stopper = threading.Thread(target=lambda: calling.wait(60) and stop.set())
+        stopper.start()
         with pytest.raises(asyncio.CancelledError):
             run_assistant(context, "wait", assistant=assistant, model=model, stop=stop)
-        timer.join()
+        stopper.join()
+        assert calling.is_set()
         assert [m["type"] for m in context.messages()] == [2]
         assert server.call_tool("status")["isError"] is False
