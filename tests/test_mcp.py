@@ -144,6 +144,17 @@ def test_an_http_server_nobody_listens_on_names_what_failed_not_a_task_group():
     assert message.startswith("MCP server 'gone': could not start: ") and "TaskGroup" not in message, message
 
 
+def test_a_server_that_never_answers_initialize_fails_its_start_not_its_calls():
+    """Starting is bounded by start_timeout, apart from the calls' timeout (a short call timeout must not
+    fail a server that is slow to import its SDK on a busy machine)."""
+    silent = McpServer.stdio(sys.executable, ["-c", "import time; time.sleep(100)"], name="silent", timeout=0.5,
+                             start_timeout=1)
+    with silent, pytest.raises(McpError, match=r"^MCP server 'silent': did not start within 1 s"):
+        silent.list_tools()
+    with pytest.raises(ValueError, match="start_timeout must be a positive number"):
+        McpServer.stdio("x", start_timeout=0)
+
+
 def test_bad_arguments_are_refused_up_front():
     with pytest.raises(ValueError, match="McpServer.stdio\\(command\\)"):
         McpServer.stdio("")

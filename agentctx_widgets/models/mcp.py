@@ -37,6 +37,9 @@ from .tools import Tool, ToolDefinitionError, _NAME, _untitled
 __all__ = ["McpError", "McpServer", "McpTool", "McpToolError", "tool_text"]
 
 DEFAULT_TIMEOUT = 30.0
+START_TIMEOUT = 60.0
+"""How long a server may take to start and answer ``initialize`` (apart from ``timeout``, which bounds each
+call: a Python server importing its SDK takes a second or more on a busy machine, however short its calls)."""
 DEFAULT_MAX_RESULT_BYTES = 1_000_000
 _ENVELOPE = frozenset({"_meta", "resultType", "ttlMs", "cacheScope"})
 _STDERR_TAIL = 2000
@@ -111,13 +114,16 @@ def _wait(future: concurrent.futures.Future, name: str) -> Any:
 class McpServer:
     """One MCP server the kit starts and stops; see the module docstring."""
 
-    def __init__(self, kind: str, target: dict, *, name: str, timeout: float, max_result_bytes: int) -> None:
-        if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not timeout > 0:
-            raise ValueError(f"McpServer({name!r}): timeout must be a positive number of seconds, got {timeout!r}")
+    def __init__(self, kind: str, target: dict, *, name: str, timeout: float, max_result_bytes: int,
+                 start_timeout: float = START_TIMEOUT) -> None:
+        for label, seconds in (("timeout", timeout), ("start_timeout", start_timeout)):
+            if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not seconds > 0:
+                raise ValueError(f"McpServer({name!r}): {label} must be a positive number of seconds, got {seconds!r}")
         if not isinstance(max_result_bytes, int) or isinstance(max_result_bytes, bool) or max_result_bytes < 1:
             raise ValueError(f"McpServer({name!r}): max_result_bytes must be a positive integer, got {max_result_bytes!r}")
         self.kind, self.target, self.name = kind, target, name
         self.timeout, self.max_result_bytes = float(timeout), max_result_bytes
+        self.start_timeout = float(start_timeout)
         self._state: dict[str, Any] = {}  # loop-side: client, task, closing, stderr
         self._start_lock: asyncio.Lock | None = None
         self._tools: list[Tool] | None = None
@@ -127,7 +133,7 @@ class McpServer:
     @classmethod
     def stdio(cls, command: str, args: Iterable[str] = (), env: Mapping[str, str] | None = None,
               cwd: str | os.PathLike | None = None, name: str | None = None, *, timeout: float = DEFAULT_TIMEOUT,
-              max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES) -> McpServer:
+              max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES, start_timeout: float = START_TIMEOUT) -> McpServer:
         """A server run as ``command args…`` (its own process group), spoken to over stdin/stdout. ``env`` is
         added to the SDK's safe default environment (``HOME``, ``PATH``, …), not to all of ``os.environ``."""
         if not isinstance(command, str) or not command:
@@ -140,18 +146,19 @@ class McpServer:
         target = {"command": command, "args": arguments, "env": dict(env) if env is not None else None,
                   "cwd": os.fspath(cwd) if cwd is not None else None}
         return cls("stdio", target, name=name or os.path.basename(command), timeout=timeout,
-                   max_result_bytes=max_result_bytes)
+                   max_result_bytes=max_result_bytes, start_timeout=start_timeout)
 
     @classmethod
     def http(cls, url: str, headers: Mapping[str, str] | None = None, name: str | None = None, *,
-             timeout: float = DEFAULT_TIMEOUT, max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES) -> McpServer:
+             timeout: float = DEFAULT_TIMEOUT, max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+             start_timeout: float = START_TIMEOUT) -> McpServer:
         """A streamable-HTTP server at ``url`` (``headers`` sent with every request, e.g. Authorization)."""
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise ValueError(f"McpServer.http(url): expected an http:// or https:// URL, got {url!r}")
         if headers is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in dict(headers).items()):
             raise ValueError("McpServer.http(headers): expected a mapping of strings to strings")
         return cls("http", {"url": url, "headers": dict(headers or {})}, name=name or url, timeout=timeout,
-                   max_result_bytes=max_result_bytes)
+                   max_result_bytes=max_result_bytes, start_timeout=start_timeout)
 
     def __repr__(self) -> str:
         where = " ".join([self.target["command"], *self.target["args"]]) if self.kind == "stdio" else self.target["url"]
@@ -294,10 +301,10 @@ class McpServer:
         self._state = {"closing": closing, "stderr": None}
         self._state["task"] = asyncio.ensure_future(self._session(ready, closing))
         try:
-            self._state["client"] = await asyncio.wait_for(asyncio.shield(ready), self.timeout)
+            self._state["client"] = await asyncio.wait_for(asyncio.shield(ready), self.start_timeout)
         except (asyncio.TimeoutError, TimeoutError):
             await self._stop()
-            raise McpError(self.name, f"did not start within {self.timeout:g} s{self._tail_note()}") from None
+            raise McpError(self.name, f"did not start within {self.start_timeout:g} s{self._tail_note()}") from None
         except McpError:
             raise
         except Exception as error:  # noqa: BLE001 - a start that failed, named
