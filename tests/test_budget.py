@@ -140,6 +140,36 @@ CALL = {"tool_calls": [{"id": "c1", "name": "lookup", "arguments": {"city": "Osl
 USAGE = {"prompt_tokens": 1000, "completion_tokens": 100}  # a call: 1000 × $0.0000025 + 100 × $0.00001 = $0.0035
 
 
+def test_text_without_spaces_is_metered_by_its_characters_too():
+    """Twenty thousand CJK characters are one "word" to the kit's estimate: the meter also counts a token
+    per four characters. gpt-4o, budget $0.001: "hi" estimates at 2 input tokens ($0.000005), which leaves
+    $0.000995 = 99 output tokens at $10 per million; 100-character chunks reach 100 tokens at the 4th."""
+    context = Context()
+    model = ScriptedModel(["数" * 20_000], model="gpt-4o", chunk_size=100)
+    result = run_turn(context, "hi", model=model, budget=0.001, check=False)
+    assert result.error["code"] == "BUDGET_EXCEEDED", result.error
+    assert result.calls[-1]["usage"]["outputTokens"] == 100 and result.calls[-1]["stopped"] == "budget"
+    assert len(context) == 1  # the input stays, nothing of the reply is committed
+
+
+class _Unnamed:
+    """A custom model with no ``model`` attribute: only its stream's start says what it is."""
+
+    def stream(self, messages, options=None):
+        yield {"type": "start", "model": "gpt-4o", "provider": "openai"}
+        yield {"type": "text_delta", "contentIndex": 0, "delta": "hello"}
+        yield {"type": "done", "stopReason": "stop", "usage": {"inputTokens": 5000, "outputTokens": 2}}
+
+
+def test_a_call_whose_start_names_a_model_too_dear_for_its_input_is_counted_as_made():
+    """The stream was open (the provider bills the input), so the call is in result.calls and the message
+    does not say "not made": 3,000 words estimate at 4,000 input tokens, $0.01 at $2.50 per million."""
+    result = run_turn(Context(), "word " * 3000, model=_Unnamed(), budget=0.001, check=False)
+    assert result.error["code"] == "BUDGET_EXCEEDED" and "not made" not in result.error["message"]
+    assert "spent ≈$0.01 of $0.001" in result.error["message"]
+    assert [(c["model"], c["usage"]["inputTokens"], c["stopped"]) for c in result.calls] == [("gpt-4o", 4000, "budget")]
+
+
 def test_a_tool_round_trip_whose_second_call_passes_the_budget_fails_and_takes_the_round_back():
     context = Context()
     model = ScriptedModel([CALL, "21°C"], usage=USAGE, model="gpt-4o")

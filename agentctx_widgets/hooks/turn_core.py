@@ -229,10 +229,11 @@ class _Meter:
     def __init__(self, budget: Budget, model: Any, messages: list[dict], meta: dict) -> None:
         self.budget, self.meta = budget, meta
         self.input_tokens = estimate_context_tokens(messages)
-        self.words = 0
+        self.words = self.chars = 0
         self.in_word: dict[Any, bool] = {}  # content index -> its text so far ends inside a word
         self.name, self.provider = _named(model)
         self.most: float = math.inf
+        self.started = False  # the stream is open: the provider bills this call from now on
         if self.name is not None:
             self._rates()
 
@@ -243,13 +244,24 @@ class _Meter:
     def _rates(self) -> None:
         budget = self.budget
         base = budget.price(self._usage(0), self.name, self.provider)
-        if base.total is None:
-            raise budget.unpriced(base, None)
+        if base.total is None:  # once the stream is open the call was made: it is counted, unpriced
+            raise budget.unpriced(base, self._call(0) if self.started else None)
         per_million = budget.price(self._usage(_MILLION), self.name, self.provider).total - base.total
         left = budget.limit - budget.spent - base.total
         if left < 0:
+            if self.started:  # the stream's start named a dearer model: the call was made, and is counted
+                raise budget.exceeded(budget.spent + base.total, True, self._call(0))
             raise budget.before_call(base.total)
         self.most = math.inf if per_million <= 0 else int(left * _MILLION / per_million)
+
+    def _tokens(self) -> int:
+        """The output so far in tokens: the kit's ``ceil(words × 4/3)``, but never under a token per four
+        characters, so text without spaces (CJK, base64, a long JSON argument) is not one word's worth."""
+        return max(-(-self.words * 4 // 3), -(-self.chars // 4))
+
+    def _call(self, output_tokens: int) -> dict:
+        named = {"model": self.name, **({"provider": self.provider} if self.provider else {})}
+        return {"usage": self._usage(output_tokens), **named, **self.meta, "stopped": "budget"}
 
     def see(self, event: Any) -> None:
         """One stream event (after the assembler took it): a delta counted, ``start``'s model priced."""
@@ -258,27 +270,28 @@ class _Meter:
             delta = event.get("delta")
             if isinstance(delta, str) and delta:
                 self._count(event.get("contentIndex"), delta)
-        elif kind == "start" and isinstance(event.get("model"), str) and event["model"] != self.name:
-            self.name = event["model"]
-            self.provider = event.get("provider") if isinstance(event.get("provider"), str) else self.provider
-            self._rates()
+        elif kind == "start":
+            self.started = True
+            if isinstance(event.get("model"), str) and event["model"] != self.name:
+                self.name = event["model"]
+                self.provider = event.get("provider") if isinstance(event.get("provider"), str) else self.provider
+                self._rates()
 
     def _count(self, index: Any, delta: str) -> None:
-        if self.name is None:  # neither the model nor its stream's start named it
-            raise self.budget.unpriced(self.budget.price(self._usage(0), None, None), None)
+        if self.name is None:  # neither the model nor its stream's start named it; the call was made
+            raise self.budget.unpriced(self.budget.price(self._usage(0), None, None), self._call(self._tokens()))
         words = len(delta.split())
         if words and self.in_word.get(index) and not delta[0].isspace():
             words -= 1  # the delta goes on with the last word
         self.in_word[index] = not delta[-1].isspace()
         self.words += words
-        if -(-self.words * 4 // 3) > self.most:
+        self.chars += len(delta)
+        if self._tokens() > self.most:
             raise self._over()
 
     def _over(self) -> BudgetError:
-        usage = self._usage(-(-self.words * 4 // 3))
-        priced = self.budget.price(usage, self.name, self.provider)
-        named = {"model": self.name, **({"provider": self.provider} if self.provider else {})}
-        call = {"usage": usage, **named, **self.meta, "stopped": "budget"}
+        call = self._call(self._tokens())
+        priced = self.budget.price(call["usage"], self.name, self.provider)
         return self.budget.exceeded(self.budget.spent + priced.total, True, call)
 
 
