@@ -204,3 +204,20 @@ def test_run_turn_adds_every_call_to_the_context_ledger():
     run_turn(context, "b", model=model)
     assert context_spend(context).calls == 2 and context.cost.calls == 2
     assert context_usage(context)["inputTokens"] == 2000
+
+
+def test_calls_waiting_to_be_priced_stay_bounded_when_no_cost_is_read():
+    """The ledger prices calls lazily, but a process that never reads a cost (a long suite check) keeps at
+    most SETTLE_AT of them waiting; what it then reads is still every call: 300 gpt-4o calls of 10 in / 1
+    out, 300 x ($0.000025 + $0.00001) = $0.0105 by OpenAI's price page."""
+    from decimal import Decimal
+
+    from agentctx_widgets.context import ledger
+    from agentctx_widgets.hooks.usage_log import context_cost, record_usage
+
+    context = Context(name="long")
+    assert 300 > ledger.SETTLE_AT
+    for _ in range(300):
+        record_usage({"inputTokens": 10, "outputTokens": 1, "totalTokens": 11}, context, call={"model": "gpt-4o"})
+        assert len(ledger._queue) < ledger.SETTLE_AT
+    assert context_cost(context).total == Decimal("0.0105") and context_cost(context).calls == 300

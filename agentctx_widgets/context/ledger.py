@@ -123,6 +123,10 @@ def _label(call: Mapping[str, Any]) -> str:
     return NO_MODEL
 
 
+SETTLE_AT = 256
+"""Calls waiting to be priced before a record prices them all (reading a cost prices them at once too)."""
+
+
 def record_call(usage: Any, context: Any = None, *, call: Mapping[str, Any] | None = None,
                 prices: Mapping[str, Any] | None = None) -> None:
     """Add one billed model call: its ``usage`` to the session (and to ``context``'s ledger when given and
@@ -147,6 +151,9 @@ def record_call(usage: Any, context: Any = None, *, call: Mapping[str, Any] | No
         for book in books:
             book.add_usage(entry.label, usage)
         _queue.append((entry, tuple(books)))
+        due = len(_queue) >= SETTLE_AT
+    if due:  # a process that never reads a cost keeps at most SETTLE_AT calls, not every call it made
+        _settle()
 
 
 def _price(entry: _Call) -> Cost:
