@@ -316,3 +316,26 @@ def test_no_authorized_info_is_the_notebook_identity_and_none_is_yaos_error(tmp_
         run_turn(context, "hi", assistant=caller, model=ScriptedModel(["ok"]), authorized=None)
     assert caught.value.result.messages == [] and context.messages() == []  # nothing ran, nothing sent
     assert json.dumps(NOTEBOOK_AUTHORIZED)  # plain JSON, as a hook reads it
+
+
+def test_a_hooks_llm_and_agent_calls_count_on_the_request_and_its_context(tmp_path):
+    """What a request cost includes what its hooks' ctx.llm and ctx.agent calls cost: both are billed model
+    calls. gpt-4o at $2.50 / $10.00 per million (OpenAI's price page), 1000 in / 100 out a call: $0.0035 each;
+    the session's total counts each once ($0.007), as do the result and the Context."""
+    from decimal import Decimal
+
+    from agentctx_widgets.hooks import usage_log
+
+    caller = caller_with(tmp_path, """
+  const r = ctx.llm.Stream("main", [{ role: "user", content: "go" }]);
+  const a = ctx.agent.Call("today.worker", [{ role: "user", content: "go" }]);
+  return { data: [r.content ?? r.error, a.content ?? a.error] };""")
+    model = ScriptedModel(["llm reply", "agent reply"], usage={"inputTokens": 1000, "outputTokens": 100},
+                          model="gpt-4o")
+    before = usage_log.session_cost().total or Decimal(0)
+    context = Context()
+    result = run_turn(context, "hi", assistant=caller, model=model)
+    assert result.next == ["llm reply", "agent reply"] and len(model.calls) == 2
+    assert [call.get("via") for call in result.calls] == ["ctx.llm", None]
+    assert result.cost.total == context.cost.total == Decimal("0.007")
+    assert usage_log.session_cost().total - before == Decimal("0.007")

@@ -11,6 +11,7 @@ base existed.
 from __future__ import annotations
 
 import reprlib
+import threading
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
@@ -22,6 +23,8 @@ from .usage_log import record_usage
 __all__ = ["TurnOutcome", "checked"]
 
 Result = TypeVar("Result", bound="TurnOutcome")
+
+_COUNTING = threading.Lock()
 
 
 @dataclass(repr=False)
@@ -78,14 +81,18 @@ class TurnOutcome:
             raise TurnError(self)
         return self
 
-    def count_call(self, call: dict, context: Any = None) -> None:
+    def count_call(self, call: dict, context: Any = None, *, record: bool = True) -> None:
         """One billed model call (``{"usage", "model"?, …}``): kept in :attr:`calls`, summed into
-        :attr:`usage` and put on ``context``'s ledger (``Context.cost``, ``%agentctx usage``). The one place
-        both lifecycles count a call, a call the budget stopped included (the provider billed it)."""
-        self.calls.append(call)
+        :attr:`usage` and put on ``context``'s ledger (``Context.cost``, ``%agentctx usage``) unless
+        ``record`` is false (a sub-agent's call, already on the ledger, counted on its caller's result too).
+        The one place both lifecycles count a call, a call the budget stopped included (the provider billed
+        it); safe from several threads (a Yao hook's ``ctx.agent.All`` counts its sub-agents' calls at once)."""
         usage = call["usage"]
-        self.usage = usage if self.usage is None else usage_add(self.usage, usage)
-        record_usage(usage, context, call=call, prices=self.prices)
+        with _COUNTING:
+            self.calls.append(call)
+            self.usage = usage if self.usage is None else usage_add(self.usage, usage)
+        if record:
+            record_usage(usage, context, call=call, prices=self.prices)
 
     @reprlib.recursive_repr()
     def __repr__(self) -> str:

@@ -38,6 +38,7 @@ from typing import Any
 from ..context.assemble import Assembler
 from ..output.diagnostics import diagnostic
 from ..context.types import TYPE_OF_ROLE
+from ..context.usage import finalize_usage
 from ..context.usage_data import usage_normalize
 from ..models.openai_shapes import from_view_message, tool_call_of
 from ..models.protocol import Model, ModelError
@@ -71,6 +72,7 @@ class Llm(BatchMethods):
         self.send = send
         self.clock = clock
         self.stop: Stop | None = None  # the request's stop (run_assistant sets it): a stream ends at Ctrl-C
+        self.count: Callable[[dict], None] | None = None  # the request counts each billed call (run_assistant)
         self.diagnostics: list[dict] = []  # the runner adds them to the request's result
         self._reported: set[str] = set()
 
@@ -123,6 +125,8 @@ class Llm(BatchMethods):
         finally:
             if events is not None:
                 events.close()
+            if self.count is not None and run.started:  # the stream opened: the provider bills it
+                self.count(run.call(model, context_messages))
         if run.failed is not None:
             result["error"] = f"LLM stream failed: {run.failed}"
             return result
@@ -169,12 +173,24 @@ class _Run:
         self.usage: Any = None
         self.model_id = ""
         self.response_id = ""
+        self.started = False
+        self.provider: str | None = None
+
+    def call(self, model: Any, messages: list[dict]) -> dict:
+        """The call as ``TurnResult.calls`` keeps one (its usage the provider's, else the kit's estimate), so
+        the request's cost, its context's and its budget's count a hook's ``ctx.llm`` calls too."""
+        name = self.model_id or getattr(model, "model", None)
+        return {"usage": finalize_usage(self.usage, messages, self.assembler.message()),
+                **({"model": name} if isinstance(name, str) and name else {}),
+                **({"provider": self.provider} if self.provider else {}), "via": "ctx.llm"}
 
     def consume(self, event: dict) -> bool:
         """Fold one normalised event; false when the stream should stop."""
         kind = event.get("type")
+        self.started = True
         self.assembler.consume(event)
         if kind == "start":
+            self.provider = event.get("provider") if isinstance(event.get("provider"), str) else None
             self.model_id = str(event.get("model") or "")
             self.response_id = str(event.get("id") or "")
         elif kind in ("text_start", "thinking_start", "tool_call_start"):

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import inspect
 import re
 import time
@@ -470,7 +471,7 @@ class _Request:
                                        on_event=writer.on_event, budget=self.shared.budget)
         except BudgetError as over:  # the stopped call is counted; the request ends (run)
             if over.call is not None:
-                self.shared.result.count_call(over.call, self.context)
+                _count(self.shared, over.call)
             raise
         except ModelError as error:
             raise RequestFailed(str(error), cause=error) from error
@@ -481,7 +482,7 @@ class _Request:
         writer.close_open()
         message, usage, meta = reply.message, reply.usage, reply.meta
         result = self.shared.result
-        result.count_call({"usage": usage, **meta}, self.context)
+        _count(self.shared, {"usage": usage, **meta})
         if has_content(message):
             self.context.append(message)
         else:  # said once, as a diagnostic, instead of the store's warning about a dropped message
@@ -772,6 +773,7 @@ async def run_assistant_async(
     prices: dict | None = None,
     budget: Any = None,
     nested: bool = False,
+    caller: Any = None,
     **ctx_fields: Any,
 ) -> YaoTurnResult:
     """Run one Yao request (see the module docstring) against ``context`` and return what it did.
@@ -790,17 +792,16 @@ async def run_assistant_async(
     with its ``id_generator`` — ``message()`` / ``chunk()`` — shared with the model's chunks); ``clock`` gives
     milliseconds (for timestamps); ``ctx_fields`` set ``ctx`` fields (``chat_id``, ``locale``, …) and
     the ``context_id`` / ``request_id`` / ``trace_id`` of the events; ``stop`` (a
-    ``hooks.turn_core.StopSignal``), set from any thread, stops the request: its hook is woken, a
-    ``ctx.llm`` stream and a ``ctx.agent.Call`` end (``run_assistant`` sets it on Ctrl-C); ``prices``, ``budget``:
-    ``run_turn``'s (the budget counts the request's own model calls, not a hook's ``ctx.llm`` / ``ctx.agent``);
-    ``nested``, ``options["connector"]`` and ``authorized``: the module docstring's "Who, which model, which stack".
+    ``hooks.turn_core.StopSignal``), set from any thread, stops the request, its hooks' ``ctx.llm`` and
+    ``ctx.agent.Call`` (``run_assistant`` sets it on Ctrl-C); ``prices``, ``budget``: ``run_turn``'s (its cost counts
+    hooks' and sub-agents' calls: ``caller``, ``_count``); ``nested``, ``authorized``: the module docstring.
     """
-    _check_arguments(assistant, model, connectors, max_tool_rounds, options, delegate)
+    _check_arguments(assistant, model, connectors, max_tool_rounds, options, delegate, hooks_of)
     ids = _request_ids(ctx_fields)
-    _check_callable("hooks_of", hooks_of)
     script = as_yao_hooks(hooks) if hooks is not None else hooks_for(assistant, hooks_of)
     connector = _call_connector(assistant, options := dict(options or {}))
     shared = _new_shared(connector, model, connectors, output, clock, id_generator, stop, accept, prices, budget)
+    shared.context, shared.caller = context, caller  # where the request's calls are counted (_count)
     if not _authorized(ctx_fields, hook_ctx):
         return _refused(shared.result)
     known = dict(assistants if assistants is not None else getattr(assistant, "assistants", None) or {})
@@ -810,7 +811,7 @@ async def run_assistant_async(
     def services_of() -> dict:  # today's ctx's services (a current-API script only)
         return {"connectors": _llm_connectors(connector, model, connectors), "model": None, "store": SESSION_MEMORY,
                 "context_id": ids["context_id"], "trace_listener": trace_listener,
-                "agents": _agent_runner(known, model, connectors, hooks_of, accept, shared.stop,
+                "agents": _agent_runner(known, model, connectors, hooks_of, accept, shared,
                                         ctx_fields.get("authorized")),
                 **dict(getattr(assistant, "services", None) or {})}
 
@@ -909,8 +910,9 @@ _HOOK_OPTIONS = frozenset({"metadata", "mode", "search", "skip", "disable_global
 
 
 def _check_arguments(assistant: Any, model: Any, connectors: dict | None, max_tool_rounds: Any, options: Any,
-                     delegate: Any) -> None:
+                     delegate: Any, hooks_of: Any = None) -> None:
     """``run_assistant``'s arguments checked, each refusal naming the argument and what it got."""
+    _check_callable("hooks_of", hooks_of)
     if assistant is None or not isinstance(getattr(assistant, "id", None), str):
         raise TypeError(f"run_assistant(assistant=…): expected a loaded assistant with an id, got {assistant!r}")
     if model is not None and not callable(getattr(model, "stream", None)):
@@ -941,6 +943,19 @@ def _request_ids(ctx_fields: dict[str, Any]) -> dict[str, str]:
     return ids
 
 
+def _count(shared: _Shared, call: dict) -> None:
+    """One billed call of a request (its model, a hook's ``ctx.llm``, a sub-agent's): on its result, on its
+    callers' results (a sub-agent's spend is its caller's too), and once on the ledger of the outermost
+    request's Context (a sub-agent runs on a Context of its own that nobody keeps)."""
+    callers, top = [], shared
+    while getattr(top, "caller", None) is not None:
+        top = top.caller
+        callers.append(top)
+    shared.result.count_call(call, getattr(top, "context", None))
+    for caller in callers:
+        caller.result.count_call(call, None, record=False)
+
+
 def _current_ctx(shared: _Shared, services: dict[str, Any], fields: dict[str, Any]) -> Any:
     """Today's ctx (``binding.py``) for a current-API script: ``Send`` returns ids from the counters the
     model's messages continue, and ``ctx.memory`` / ``llm`` / ``trace`` / ``mcp`` / ``search`` /
@@ -949,6 +964,7 @@ def _current_ctx(shared: _Shared, services: dict[str, Any], fields: dict[str, An
     shared.id_generator = ctx.output.ids
     for member in (ctx.services.llm, ctx.services.agent, ctx.services.mcp, ctx.services.search):
         member.stop = shared.stop  # a stream, a sub-agent, a batch's wait end at the request's stop
+    ctx.services.llm.count = functools.partial(_count, shared)
     if ctx.services.workspace is not None:  # a Python hook's Copy / ReadFile stops with the request
         ctx.services.workspace.stop = shared.stop
     return ctx
@@ -1007,7 +1023,7 @@ run_assistant.__doc__ = (run_assistant.__doc__ or "") + "\n\n" + (run_assistant_
 
 
 def _agent_runner(assistants: dict[str, Any], model: Any, connectors: dict | None, hooks_of: Any,
-                  accept: str, caller_stop: StopSignal, authorized: Any) -> Callable[..., dict]:
+                  accept: str, caller: _Shared, authorized: Any) -> Callable[..., dict]:
     """``ctx.agent.Call``'s runner: another loaded assistant (by id) runs a request of its own on the
     messages the hook passed (the last one its input), in a Context of its own (Yao's sub-agents skip the
     history: ``agent/caller/jsapi.go:112-134``), on a child stack (``nested``: no ``stream_start`` /
@@ -1022,11 +1038,11 @@ def _agent_runner(assistants: dict[str, Any], model: Any, connectors: dict | Non
         converted = [as_user_message(message) for message in messages]
         history, last = converted[:-1], converted[-1] if converted else None
         child = StopSignal()  # the caller's stop ends this request too, and so does the batch's cancel
-        unlink = [caller_stop.on_stop(child.set), *([stop.on_stop(child.set)] if stop is not None else [])]
+        unlink = [caller.stop.on_stop(child.set), *([stop.on_stop(child.set)] if stop is not None else [])]
         try:
             result = run_assistant(Context(history), last, assistant=target, model=model, connectors=connectors,
                                    hooks_of=hooks_of, output=_Callback(on_message) if callable(on_message) else None,
-                                   accept=accept, stop=child, nested=True, authorized=authorized,
+                                   accept=accept, stop=child, nested=True, authorized=authorized, caller=caller,
                                    options={key: value for key, value in options.items()
                                             if key in ("metadata", "connector")})
         except asyncio.CancelledError:  # stopped from the caller's side: a failure for the hook that called
