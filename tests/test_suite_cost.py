@@ -188,6 +188,17 @@ def test_a_suite_budget_stops_recording_once_passed_and_writes_nothing(tmp_path)
     assert exact.cost.total == Decimal("0.0105")  # reaching the budget is not passing it
 
 
+def test_a_suite_budget_stops_a_turn_as_it_streams_not_only_after_it(tmp_path):
+    """The turn gets what is left of the suite's budget (run_turn(budget=)): a 30,000-word reply from gpt-4o
+    (about 40,000 output tokens, $0.40 at $10 per million) is stopped a few tokens past $0.001, where
+    counting only finished turns spent it all."""
+    path = tmp_path / "long.jsonl"
+    with pytest.raises(SuiteBudgetExceeded) as caught:
+        Suite.record(path, ["a"], model=ScriptedModel(["word " * 30_000], model="gpt-4o"), budget=0.001, concurrency=1)
+    assert Decimal("0.001") < caught.value.spent < Decimal("0.0011")
+    assert not path.exists()
+
+
 def test_a_budget_cannot_be_kept_for_an_unpriced_model_and_must_be_a_positive_amount(tmp_path):
     with pytest.raises(SuiteBudgetExceeded, match=r"turn 1 of case 'case-1' used a model no price is known for "
                                                   r"\(scripted\), so the budget \$1 cannot be kept: give its price"):

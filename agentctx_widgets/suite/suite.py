@@ -307,6 +307,16 @@ class _Runner:
             return None
         return self.redactor.case(_Case(case.id, case.turns, case.ctx, case.context, calls, results))
 
+    def _left(self) -> dict:
+        """``record``'s budget for the next turn: what is left of the suite's, so a turn that would pass it
+        is stopped as it streams (``run_turn(budget=)``), not only counted once it ended. Turns running at
+        once each get what was left when they began."""
+        if self.budget is None:
+            return {}
+        with self._lock:
+            left = self.budget - self.spent
+        return {"budget": max(left, Decimal("1e-9"))}  # spent exactly: any further cost passes it
+
     def _spend(self, case: _Case, index: int, turn: dict) -> None:
         """(Any thread.) Count a recorded turn against the budget; past it, stop every case."""
         if self.budget is None:
@@ -370,10 +380,11 @@ class _Runner:
             self._running.add(stop)
         if self._stopping.is_set():
             stop.set()
+        options = {**self._options, **self._left()}
         try:
             result = run_until_stopped(lambda: run_turn_async(
                 context, text, model=model, hooks=hooks, assistant=self._assistant, check=False,
-                **{**self._options, **ctx}), stop)
+                **{**options, **ctx}), stop)
         finally:
             with self._lock:
                 self._running.discard(stop)
