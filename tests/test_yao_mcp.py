@@ -169,8 +169,12 @@ def test_a_call_from_a_hooks_thread_ends_when_the_request_stops_not_at_its_timeo
     try:
         assert registry.CallTool("slow", "ping", {}) == {"message": "pong", "count": 1}  # started, answering
         failed: list[BaseException] = []
+        server, calling = registry.servers["slow"], threading.Event()
+        original = server.call_tool
+        server.call_tool = lambda *args, **kwargs: (calling.set(), original(*args, **kwargs))[1]
         waiting = threading.Thread(target=lambda: _call_and_keep(registry, failed))
         waiting.start()
+        assert calling.wait(60)  # the call is under way before the stop comes
         registry.stop.set()
         waiting.join(60)
         assert not waiting.is_alive()

@@ -339,3 +339,20 @@ def test_a_hooks_llm_and_agent_calls_count_on_the_request_and_its_context(tmp_pa
     assert [call.get("via") for call in result.calls] == ["ctx.llm", None]
     assert result.cost.total == context.cost.total == Decimal("0.007")
     assert usage_log.session_cost().total - before == Decimal("0.007")
+
+
+def test_a_batch_of_more_requests_than_the_cap_is_refused_before_any_runs():
+    """Each request of All / Any / Race runs on a thread of its own, so a hook's loop of 10,000 requests
+    would start 10,000 threads: refused whole (nothing ran), saying why and what to do."""
+    from agentctx_widgets.yao.registries import Mcp
+    from agentctx_widgets.yao.values import MAX_BATCH, YaoServiceError
+
+    ran = []
+    mcp = Mcp()
+    mcp.register("echo", {"echo": lambda args: ran.append(args) or args})
+    requests = [{"mcp": "echo", "tool": "echo", "arguments": {"n": n}} for n in range(MAX_BATCH + 1)]
+    with pytest.raises(YaoServiceError, match=rf"^All: at most {MAX_BATCH} requests in one batch here, "
+                                              rf"got {MAX_BATCH + 1} \(Yao has no such limit; split the batch\)$"):
+        mcp.All(requests)
+    assert ran == []
+    assert len(mcp.All(requests[:MAX_BATCH])) == MAX_BATCH and len(ran) == MAX_BATCH

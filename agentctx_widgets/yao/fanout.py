@@ -184,9 +184,9 @@ def fan_out(calls: Sequence[Call], mode: Mode, *, succeeded: Callable[[Any], boo
     if not calls:
         return batch
     waiter = _Waiter(len(calls))
-    for index, call in enumerate(calls):
-        _start(waiter, index, call, on_error or _error_slot)
-    try:
+    try:  # a thread that cannot start leaves the ones started told to stop
+        for index, call in enumerate(calls):
+            _start(waiter, index, call, on_error or _error_slot)
         _gather(waiter, batch, mode, succeeded, wait_rest, stopped)
     finally:
         waiter.close()  # decided, stopped or interrupted: what still runs is not wanted

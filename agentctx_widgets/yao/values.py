@@ -21,6 +21,10 @@ SKIP: Any = object()
 """What a member's ``_request`` returns for a batch request Yao skips (an invalid one)."""
 
 
+MAX_BATCH = 256
+"""The most requests one ``All`` / ``Any`` / ``Race`` runs here (each runs on a thread of its own)."""
+
+
 class BatchMethods:
     """Yao's ``All`` / ``Any`` / ``Race`` of ``ctx.llm``, ``ctx.agent``, ``ctx.mcp`` and ``ctx.search``: the
     requests run at once (:func:`.fanout.fan_out`, each on a thread of its own), invalid ones skipped
@@ -58,6 +62,9 @@ class BatchMethods:
             raise YaoServiceError(self._batch_usage.format(method=method))
         if not isinstance(args[0], list):
             raise YaoServiceError("requests must be an array")
+        if len(args[0]) > MAX_BATCH:  # one thread a request: a hook's loop cannot start thousands
+            raise YaoServiceError(f"{method}: at most {MAX_BATCH} requests in one batch here, got {len(args[0])} "
+                                  "(Yao has no such limit; split the batch)")
         on_chunk = split_on_chunk(args[1] if len(args) >= 2 else None)[1] if self._batch_on_chunk else None
         calls = [call for index, request in enumerate(args[0])
                  if (call := self._prepare(request, index, on_chunk)) is not SKIP]
