@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from .context import estimate_context_tokens, fallback_context_window, is_record
-from .context.cost import Cost, money
+from .context.cost import Cost, cost_label
 from .context.ledger import Spend, context_spend
 from .context.tiktoken_offline import offline_encoding
 from .context.types import role_of
@@ -250,18 +250,9 @@ def _sum(usage: Mapping[str, Any]) -> str:
 
 
 def cost_text(cost: Cost) -> str:
-    """A cost for the table: ``$0.0035``, ``≈$0.0035 (estimated)``, ``$0 (free)``, ``unpriced`` (never $0 for
-    a model no table knows), ``$0.0035 + unpriced: my-model`` when only some of its calls were priced."""
-    if cost.total is None:
-        return "unpriced"
-    text = money(cost.total, cost.currency)
-    if cost.estimated:
-        text = f"≈{text} (estimated)"
-    if cost.free and cost.total == 0:
-        text += " (free)"
-    if cost.unpriced:
-        text += f" + unpriced: {', '.join(cost.unpriced)}"
-    return text
+    """A cost for the table: ``$0.0035``, ``≈$0.0035 (estimated)`` (a text table has no tooltip to say so),
+    ``$0 (free)``, ``unpriced``, ``$0.0035 + unpriced: my-model`` (``context.cost.cost_label``)."""
+    return cost_label(cost, approx="≈{} (estimated)", partly=f"unpriced: {', '.join(cost.unpriced)}")
 
 
 def _cost_style(column: int, value: str) -> str:

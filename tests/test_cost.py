@@ -450,3 +450,19 @@ def test_user_prices_are_additive_too(a, b):
     prices = {"m": {"input": 0.7, "output": 2.1, "cache_read": 0.07, "cache_write": 0.875, "reasoning": 3}}
     assert cost(a, "m", prices=prices).total + cost(b, "m", prices=prices).total == \
         cost(usage_add(a, b), "m", prices=prices).total
+
+
+def test_one_label_rule_for_every_place_a_cost_is_shown():
+    """context.cost.cost_label: the usage table, the documents and the suite reports differ only in how an
+    estimate and the unpriced rest are written (hand-written expectations)."""
+    from agentctx_widgets.context.cost import cost_label
+
+    priced = Cost(D("0.0035"), {"input": D("0.0025"), "output": D("0.001")})
+    estimate = Cost(D("0.0035"), {"input": D("0.0035")}, estimated=True)
+    partly = priced + Cost(None, {}, unpriced=("my-model",), priced=0)
+    free = Cost(D("0"), {}, free=True)
+    assert [cost_label(c) for c in (priced, estimate, partly, free)] == [
+        "$0.0035", "≈$0.0035", "$0.0035 + unpriced", "$0 (free)"]
+    assert cost_label(Cost(None, {}, unpriced=("x",), priced=0)) == "unpriced"  # never $0
+    assert cost_label(estimate, approx="≈{} (estimated)") == "≈$0.0035 (estimated)"
+    assert cost_label(partly, partly="unpriced: my-model") == "$0.0035 + unpriced: my-model"

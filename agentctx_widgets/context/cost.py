@@ -245,6 +245,23 @@ def money(amount: Decimal, currency: str = CURRENCY) -> str:
     return f"{'-' if shown < 0 else ''}{sign}{text}"
 
 
+def cost_label(cost: Cost, *, approx: str = "≈{}", unpriced: str = "unpriced", partly: str | None = None) -> str:
+    """One cost in a line, the one rule every place that shows a cost follows: ``money(total)``, an
+    estimate wrapped in ``approx`` (``"≈{}"``; the view's documents ``"≈ {}"``; a text table, which has no
+    tooltip, ``"≈{} (estimated)"``), ``(free)`` for a model priced free, ``+ <partly>`` when some calls had
+    no price (``partly`` defaults to ``unpriced``), and ``unpriced`` alone when none had — never $0."""
+    if cost.total is None:
+        return unpriced
+    shown = money(cost.total, cost.currency)
+    if cost.estimated:
+        shown = approx.format(shown)
+    if cost.free and cost.total == 0:
+        shown += " (free)"
+    if cost.unpriced:
+        shown += f" + {unpriced if partly is None else partly}"
+    return shown
+
+
 def _ordered_parts(parts: Mapping[str, Decimal]) -> dict[str, Decimal]:
     known = [name for name in _PART_ORDER if name in parts]
     return {name: parts[name] for name in [*known, *sorted(set(parts) - set(known))]}

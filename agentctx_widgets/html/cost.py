@@ -21,7 +21,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..context import usage_normalize
-from ..context.cost import Cost, cost_of_calls, money
+from ..context.cost import Cost, cost_label, cost_of_calls, money
 
 __all__ = ["as_cost", "cost_from_json", "cost_json", "cost_text", "cost_title", "entries_cost", "reported_cost"]
 
@@ -40,18 +40,10 @@ def as_cost(value: Any) -> Cost | None:
 
 def cost_text(cost: Cost, *, names: bool = False) -> str:
     """``$0.0035``, ``≈ $0.0035``, ``unpriced``, ``$0.0035 + unpriced``, ``$0 (free)``; ``names=True``
-    adds the unpriced models: ``unpriced (my-model)``."""
+    adds the unpriced models: ``unpriced (my-model)`` (``context.cost.cost_label``; the front end's
+    ``render/cost.js`` says the same)."""
     unpriced = f"{UNPRICED_LABEL} ({', '.join(cost.unpriced)})" if names else UNPRICED_LABEL
-    if cost.total is None:
-        return unpriced
-    shown = money(cost.total, cost.currency)
-    if cost.estimated:
-        shown = f"≈ {shown}"
-    if cost.free and cost.total == 0:
-        shown += " (free)"
-    if cost.unpriced:
-        shown += f" + {unpriced}"
-    return shown
+    return cost_label(cost, approx="≈ {}", unpriced=unpriced)
 
 
 def cost_title(cost: Cost) -> str:

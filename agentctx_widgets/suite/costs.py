@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from ..context.cost import Cost, PriceError, check_prices, cost_of_calls, money
+from ..context.cost import Cost, PriceError, check_prices, cost_label, cost_of_calls, money
 from ..html.common import esc
 
 __all__ = ["NOT_RECORDED", "RecordedPrices", "cost_delta", "cost_text", "delta_text", "priced_turn", "prices_json",
@@ -114,14 +114,7 @@ def prices_json(prices: Mapping | None) -> dict | None:
 
 def cost_text(cost: Cost | None) -> str:
     """One cost as a report shows it (the module docstring)."""
-    if cost is None:
-        return NOT_RECORDED
-    if cost.total is None:
-        return "unpriced"
-    shown = ("≈" if cost.estimated else "") + money(cost.total, cost.currency)
-    if cost.free and cost.total == 0:
-        shown += " (free)"
-    return shown + (" + unpriced" if cost.unpriced else "")
+    return NOT_RECORDED if cost is None else cost_label(cost)
 
 
 def cost_delta(old: Cost | None, new: Cost | None) -> Decimal | None:
