@@ -50,36 +50,3 @@ def test_beyond_the_cap_a_turn_runs_on_a_fresh_loop(monkeypatch):
     monkeypatch.setattr(caller, "_kept", [])
     seen = at_once(2)
     assert sorted(name for name, _ in seen) == ["agentctx-run-turn", "agentctx-turn-loop"]
-
-
-def test_a_kept_loop_is_held_until_its_turns_task_ends_even_after_the_wait_gives_up(monkeypatch):
-    """Ctrl-C waits at most STOP_GRACE for the task; one that outlives it keeps its loop, so the next turn
-    gets another kept loop rather than one whose old task, ending, would cancel the new turn's."""
-    import signal
-
-    monkeypatch.setattr(caller, "STOP_GRACE", 0.05)
-    release = threading.Event()
-    entered = threading.Event()
-
-    async def stubborn() -> None:
-        entered.set()
-        while not release.is_set():  # ignores its cancellation until told
-            try:
-                await asyncio.sleep(0.01)
-            except asyncio.CancelledError:
-                continue
-
-    def interrupt() -> None:
-        entered.wait(60)
-        signal.raise_signal(signal.SIGINT)
-
-    first_loop = where()[1]
-    threading.Thread(target=interrupt).start()
-    try:
-        caller.run_on_worker(stubborn, lambda: None)
-    except KeyboardInterrupt:
-        pass
-    try:
-        assert where()[1] != first_loop  # the stubborn task still holds the first loop
-    finally:
-        release.set()

@@ -108,7 +108,12 @@ def run_on_worker(main: Callable[[], Coroutine[Any, Any, Any]], on_interrupt: Ca
     the task may be blocked in), cancel the task, wait up to :data:`STOP_GRACE` for it to finish cleaning
     up, then raise ``KeyboardInterrupt``.
     """
-    return _drive(main, on_interrupt, _claim_kept_loop())  # a kept loop is released when its turn's task ends
+    kept = _claim_kept_loop()
+    try:
+        return _drive(main, on_interrupt, kept)
+    finally:
+        if kept is not None:
+            kept.release()
 
 
 def _drive(main: Callable[[], Coroutine[Any, Any, Any]], on_interrupt: Callable[[], None],
@@ -150,14 +155,8 @@ def _drive(main: Callable[[], Coroutine[Any, Any, Any]], on_interrupt: Callable[
         worker.start()
         wait: Callable[..., Any] = worker.join
     else:
-        try:
-            future = asyncio.run_coroutine_threadsafe(entry(), kept.loop)
-        except BaseException:
-            kept.release()
-            raise
-        # released when the task has ended, not when this thread stops waiting: after a Ctrl-C whose task
-        # outlives STOP_GRACE, a next turn on the same loop would have its task cancelled by this one's end
-        future.add_done_callback(lambda _future: (kept.release(), done()))
+        future = asyncio.run_coroutine_threadsafe(entry(), kept.loop)
+        future.add_done_callback(lambda _future: done())
         wait = finished.wait
     try:
         caller.serve()
