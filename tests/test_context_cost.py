@@ -1,7 +1,7 @@
 """A context's lifetime cost (issue 23): the ledger of ``context/ledger.py`` that ``hooks.usage_log.record_usage``
 writes and ``Context.cost`` / ``context_cost`` / ``%agentctx usage`` read.
 
-Figures are computed by hand from the providers' published price pages (and checked to be genai-prices 0.2.3's):
+Figures are computed by hand from the providers' published price pages (and checked to be genai-prices 0.2.3's and 0.2.5's):
 gpt-4o $2.50 / $10.00 per million input / output tokens; claude-sonnet-4 $3 / $15, cache read $0.30, cache
 write (5 minutes) $3.75.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import random
 from decimal import Decimal
+from importlib.metadata import version
 
 import pytest
 from hypothesis import given, settings
@@ -68,7 +69,7 @@ def test_lifetime_cost_over_several_turns_and_models():
     assert total.parts["cache_read"] == 200 * Decimal("0.30") / M
     assert total.parts["cache_write"] == 300 * Decimal("3.75") / M
     assert total.parts["output"] == (200 * 10 + 100 * 15) / M
-    assert total.source == "genai-prices 0.2.3 (bundled data)"
+    assert total.source == f"genai-prices {version('genai-prices')} (bundled data)"
     by_model = context_cost_by_model(context)
     assert list(by_model) == ["gpt-4o", "claude-sonnet-4-20250514"]
     assert by_model["gpt-4o"].total == 2 * GPT_4O_COST and by_model["gpt-4o"].calls == 2

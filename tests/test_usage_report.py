@@ -6,6 +6,7 @@ The magic's own error paths are in test_magics.py; the offline tiktoken lookup i
 from __future__ import annotations
 
 from decimal import Decimal
+from importlib.metadata import version
 from typing import Any
 
 import pytest
@@ -16,6 +17,9 @@ from agentctx_widgets import _usage_report
 from agentctx_widgets.context import Context, user_message
 
 from magic_shell import ip, line, sample_context, shell  # noqa: F401 - ip and shell are fixtures
+
+# the installed table names itself; which 0.2.x a fresh install gets is not ours to fix
+TABLE = f"genai-prices {version('genai-prices')} (bundled data)"
 
 
 def test_usage_reports_estimates_window_and_share(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -132,7 +136,7 @@ def test_the_cost_section_has_the_total_a_row_a_model_and_the_price_source(ledge
     cost_lines = report.to_text().splitlines()[-4:]
     # 2 * 0.0035 + 0.004185 = 0.011185 -> $0.0112 (four decimals from a cent); $0.007; $0.004185 -> $0.00419
     assert cost_lines == [
-        "cost of this context's turns (3 model calls): $0.0112; priced by genai-prices 0.2.3 (bundled data)",
+        f"cost of this context's turns (3 model calls): $0.0112; priced by {TABLE}",
         "  model                     calls  tokens  cost",
         "  gpt-4o                        2   2,200  $0.007",
         "  claude-sonnet-4-20250514      1   1,100  $0.00419",
@@ -149,7 +153,7 @@ def test_an_unpriced_model_says_unpriced_and_how_to_price_it_and_estimates_are_m
     text = _report(context).to_text()
     # 0.0035 + 0.00021 = 0.00371, estimated because one call's usage was
     assert ("cost of this context's turns (3 model calls): ≈$0.00371 (estimated) + unpriced: my-finetune; "
-            "priced by genai-prices 0.2.3 (bundled data)") in text
+            f"priced by {TABLE}") in text
     assert "  gpt-4o-mini      1   1,100  ≈$0.00021 (estimated)\n" in text
     assert "  my-finetune      1   1,100  unpriced\n" in text and "$0 " not in text
     assert text.endswith("give one in USD per million tokens: prices={'my-finetune': {'input': ..., 'output': ...}}, "
