@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,9 @@ def test_exact_counter_loads_the_encoding_bpe_openai_ships(monkeypatch: pytest.M
 
     monkeypatch.setattr(registry, "ENCODINGS", {})
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # tiktoken's own cache is empty
+    scratch = tmp_path.parent / f"{tmp_path.name}-scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     found = _usage_report.try_exact_counter("gpt-4o")
     assert found is not None
     name, count = found
@@ -43,3 +47,4 @@ def test_exact_counter_loads_the_encoding_bpe_openai_ships(monkeypatch: pytest.M
     assert count("hello world") == 2 and count("") == 0
     assert os.environ["TIKTOKEN_CACHE_DIR"] == str(tmp_path)  # the user's setting is back
     assert list(tmp_path.iterdir()) == []  # and nothing was written into their cache
+    assert list(scratch.iterdir()) == []  # nor left in the temporary folder (3.6 MB a kernel, before)
