@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import threading
 
+import pytest
+
 from agentctx_widgets.hooks import caller
 
 
@@ -50,3 +52,52 @@ def test_beyond_the_cap_a_turn_runs_on_a_fresh_loop(monkeypatch):
     monkeypatch.setattr(caller, "_kept", [])
     seen = at_once(2)
     assert sorted(name for name, _ in seen) == ["agentctx-run-turn", "agentctx-turn-loop"]
+
+
+def test_a_kept_loop_is_held_until_its_turns_task_ends_even_after_the_wait_gives_up(monkeypatch):
+    """Ctrl-C waits at most STOP_GRACE for the task; one that outlives it keeps its loop, so the next turn
+    gets another loop rather than the one whose old task, ending, would cancel the new turn's."""
+    import signal
+
+    monkeypatch.setattr(caller, "STOP_GRACE", 0.05)
+    release = threading.Event()
+    entered = threading.Event()
+    held: list[int] = []
+
+    async def stubborn() -> None:
+        held.append(id(asyncio.get_running_loop()))
+        entered.set()
+        while not release.is_set():  # ignores its cancellation until told
+            try:
+                await asyncio.sleep(0.01)
+            except asyncio.CancelledError:
+                continue
+
+    def interrupt() -> None:
+        entered.wait(60)
+        signal.raise_signal(signal.SIGINT)
+
+    threading.Thread(target=interrupt).start()
+    with pytest.raises(KeyboardInterrupt):
+        caller.run_on_worker(stubborn, lambda: None)
+    try:
+        name, loop = where()
+        assert name == "agentctx-turn-loop" and loop != held[0]  # the stubborn task still holds its loop
+    finally:
+        release.set()
+
+
+def test_a_ctrl_c_before_the_task_started_gives_the_loop_back_and_the_late_task_does_nothing(monkeypatch):
+    """The calling thread can be interrupted while it schedules the task: it gives the loop back as it
+    leaves, and the task, if it runs later on a loop another turn may hold by then, returns at once."""
+    monkeypatch.setattr(caller, "_kept", [])
+    kept = caller._claim_kept_loop()
+    lease = caller.Lease(kept)
+    lease.abandon()
+    assert not kept.busy and lease.start() is False
+    kept.busy = True
+    started = caller.Lease(kept)
+    assert started.start() is True
+    started.abandon()
+    assert kept.busy  # a started task gives the loop back itself, when it ends
+    kept.release()

@@ -109,56 +109,54 @@ def run_on_worker(main: Callable[[], Coroutine[Any, Any, Any]], on_interrupt: Ca
     up, then raise ``KeyboardInterrupt``.
     """
     kept = _claim_kept_loop()
+    lease = None if kept is None else Lease(kept)
     try:
-        return _drive(main, on_interrupt, kept)
+        return _drive(main, on_interrupt, lease)
     finally:
-        if kept is not None:
-            kept.release()
+        if lease is not None:
+            lease.abandon()  # gives the loop back only if the task never started (else the task does, ending)
 
 
 def _drive(main: Callable[[], Coroutine[Any, Any, Any]], on_interrupt: Callable[[], None],
-           kept: KeptLoop | None) -> Any:
+           lease: Lease | None) -> Any:
     caller = CallerThread()
     box: dict[str, Any] = {}
     started = threading.Event()
     finished = threading.Event()
 
     async def entry() -> None:
+        if lease is not None and not lease.start():
+            return  # the calling thread gave up before this ran, and gave the loop back
         box["loop"], box["task"] = asyncio.get_running_loop(), asyncio.current_task()
         started.set()
         _CURRENT.set(caller)
         before = asyncio.all_tasks()
         try:
-            async with (use_pool(kept.pool) if kept is not None else open_pool()):  # the turn's model clients
+            async with (use_pool(lease.kept.pool) if lease is not None else open_pool()):  # the turn's clients
                 box["result"] = await main()
         except BaseException as error:  # noqa: BLE001 - re-raised in the calling thread (and a kept loop lives on)
             box["error"] = error
         finally:
-            if kept is not None:
-                await _cancel_tasks_since(before)  # what asyncio.run does when a fresh loop's turn ends
+            if lease is not None:
+                try:
+                    await _cancel_tasks_since(before)  # what asyncio.run does when a fresh loop's turn ends
+                finally:
+                    lease.kept.release()
 
     def done() -> None:
         started.set()
         finished.set()
         caller.stop()
 
-    if kept is None:
-        def work() -> None:
-            try:
-                asyncio.run(entry())
-            except BaseException as error:  # noqa: BLE001 - re-raised in the calling thread
-                box.setdefault("error", error)
-            finally:
-                done()
-
-        worker = threading.Thread(target=work, name="agentctx-run-turn", daemon=True)
-        worker.start()
-        wait: Callable[..., Any] = worker.join
-    else:
-        future = asyncio.run_coroutine_threadsafe(entry(), kept.loop)
-        future.add_done_callback(lambda _future: done())
-        wait = finished.wait
+    wait: Callable[..., Any] = finished.wait
     try:
+        if lease is None:
+            worker = threading.Thread(target=_run_fresh, args=(entry, box, done), name="agentctx-run-turn",
+                                      daemon=True)
+            worker.start()
+            wait = worker.join
+        else:
+            asyncio.run_coroutine_threadsafe(entry(), lease.kept.loop).add_done_callback(lambda _future: done())
         caller.serve()
     except KeyboardInterrupt:
         caller.refuse()
@@ -173,6 +171,43 @@ def _drive(main: Callable[[], Coroutine[Any, Any, Any]], on_interrupt: Callable[
     if "result" not in box:
         raise RuntimeError("the turn's task ended without a result")
     return box["result"]
+
+
+def _run_fresh(entry: Callable[[], Coroutine[Any, Any, None]], box: dict, done: Callable[[], None]) -> None:
+    """(A thread of its own.) The turn on a fresh loop, for a turn beyond the kept loops."""
+    try:
+        asyncio.run(entry())
+    except BaseException as error:  # noqa: BLE001 - re-raised in the calling thread
+        box.setdefault("error", error)
+    finally:
+        done()
+
+
+class Lease:
+    """Who gives a kept loop back: the turn's task, as it ends — not the calling thread when it stops
+    waiting, for after a Ctrl-C a task may outlive :data:`STOP_GRACE`, and a next turn on the same loop
+    would have its tasks cancelled by that task's end — or the calling thread, if it gives up before the
+    task started (a Ctrl-C while it was being scheduled; the task, if it runs later, does nothing)."""
+
+    def __init__(self, kept: KeptLoop) -> None:
+        self.kept = kept
+        self._state = "pending"
+        self._lock = threading.Lock()
+
+    def start(self) -> bool:
+        """(The loop.) May the task run? False when the calling thread already gave the loop back."""
+        with self._lock:
+            if self._state == "abandoned":
+                return False
+            self._state = "running"
+            return True
+
+    def abandon(self) -> None:
+        """(The calling thread, leaving.) Give the loop back if the task has not started."""
+        with self._lock:
+            if self._state == "pending":
+                self._state = "abandoned"
+                self.kept.release()
 
 
 async def _cancel_tasks_since(before: set) -> None:
