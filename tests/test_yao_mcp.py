@@ -189,3 +189,25 @@ def _call_and_keep(registry, failed):
         registry.CallTool("slow", "hang", {})
     except BaseException as error:  # noqa: BLE001 - kept for the test to read
         failed.append(error)
+
+
+def test_requests_sharing_an_assistants_registry_each_have_their_own_stop():
+    """An assistant's ``services["mcp"]`` serves every request, and a suite runs requests at once: each
+    request's services see the shared registrations but their own stop, so one request's Ctrl-C ends its
+    own calls and no other's (before, the last request to start set the stop for all of them)."""
+    from agentctx_widgets.hooks.turn_core import StopSignal
+    from agentctx_widgets.yao.registries import Search
+    from agentctx_widgets.yao.services import YaoServices
+
+    shared_mcp, shared_search = Mcp(), Search()
+    first = YaoServices(mcp=shared_mcp, search=shared_search)
+    second = YaoServices(mcp=shared_mcp, search=shared_search)
+    for member in (first.mcp, first.search, second.mcp, second.search):
+        member.stop = StopSignal()
+    first.mcp.stop.set()
+    first.search.stop.set()
+    assert first.mcp._stopped() == "interrupt" and first.search._stopped() == "interrupt"
+    assert second.mcp._stopped() is None and second.search._stopped() is None
+    first.mcp.register("tools", {"echo": lambda arguments: arguments})  # a hook registers during a request
+    assert second.mcp.CallTool("tools", "echo", {"x": 1}) == {"x": 1}
+    assert "tools" in shared_mcp.servers and shared_mcp.stop is None

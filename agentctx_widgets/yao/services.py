@@ -76,7 +76,7 @@ class YaoServices:
     ``store`` keeps memory across requests (one per session); ``user_id`` / ``team_id`` / ``chat_id``
     key its namespaces and ``context_id`` names this request's ``context`` namespace. ``connectors`` and
     ``model`` answer ``ctx.llm``; ``agents`` runs ``ctx.agent``; ``mcp`` / ``search`` are registries
-    (pass shared ones to keep registrations across requests); ``workspace`` a local directory;
+    (pass shared ones to keep registrations across requests; each request gets a view with a stop of its own); ``workspace`` a local directory;
     ``next_id`` the request's id counter and ``send`` the client's output, for ``ctx.llm``'s chunks;
     ``client`` takes a sub-agent's messages as they are (``thread_id`` set), for ``ctx.agent``.
     """
@@ -94,8 +94,8 @@ class YaoServices:
         self.trace = Trace(trace_id, clock=clock, listener=trace_listener)
         self.llm = Llm(connectors=connectors, default=model, next_id=next_id or counters(), send=send, clock=clock)
         self.agent = Agent(agents, self.trace, client=client)  # a sub-agent writes to the client too
-        self.mcp = mcp if mcp is not None else Mcp()
-        self.search = search if search is not None else Search()
+        self.mcp = mcp.for_request() if mcp is not None else Mcp()  # a shared registry, a stop of this request's
+        self.search = search.for_request() if search is not None else Search()
         self.workspace = workspace if isinstance(workspace, Workspace) or workspace is None else Workspace(workspace)
         self.sandbox = Unavailable("ctx.sandbox", SANDBOX_WHY)
         self.computer = Unavailable("ctx.computer", COMPUTER_WHY)

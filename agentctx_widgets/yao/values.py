@@ -8,6 +8,7 @@ v8go's ``Value.String()`` and ``Value.Integer()``, which the bindings apply to t
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from typing import Any
@@ -43,6 +44,14 @@ class BatchMethods:
     _batch_wait_rest = False
     stop: Any = None
     """The request's ``StopSignal`` (``hooks.turn_core``), when the runner gives one: a batch stops waiting at it."""
+
+    def for_request(self) -> Any:
+        """This member for one request: the same registrations (shared: a ``register`` through either is
+        seen by both), and a ``stop`` of its own — an assistant's registry serves requests that run at
+        once (a suite's cases), and one request's stop must not end, nor fail to end, another's calls."""
+        view = copy.copy(self)
+        view.stop = None
+        return view
 
     def _request(self, request: Any, index: int, on_chunk: Callable[..., Any] | None) -> Any:
         raise NotImplementedError
