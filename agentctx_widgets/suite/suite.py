@@ -59,7 +59,6 @@ import asyncio
 import concurrent.futures
 import functools
 import inspect
-import math
 import os
 import re
 import tempfile
@@ -77,7 +76,7 @@ from ..context import Context
 from ..context.cost import Cost, PriceError
 from ..context.safe_write import UnsafeFileError, read_regular, write_atomic
 from ..context.store import RefusedJSON, decode_json
-from ..hooks.turn_core import StopSignal, run_until_stopped
+from ..hooks.turn_core import StopSignal, budget_amount, run_until_stopped
 from ..models import ReplayModel
 from ..models.hints import model_secrets
 from ..models.replay import request_key
@@ -186,7 +185,7 @@ class Suite:
         _check_concurrency(concurrency)
         prices = checked_prices(prices, "Suite.record(prices=…)")
         runner = _Runner(hooks, assistant, turn_options, _Redactor(model_secrets(model)), prices=prices,
-                         budget=_checked_budget(budget))
+                         budget=None if budget is None else budget_amount(budget, "Suite.record"))
         progress = Progress("recording", len(parsed))
         try:
             recorded, interrupted = _run_all(lambda case: runner.record(case, model), parsed, concurrency, runner,
@@ -429,15 +428,6 @@ def _recorded_cost(case: _Case) -> Cost | None:
 
 def _merged(kept: dict | None, given: dict | None) -> dict | None:
     return given if kept is None else kept if given is None else {**kept, **given}
-
-
-def _checked_budget(budget: Any) -> Decimal | None:
-    if budget is None:
-        return None
-    if isinstance(budget, bool) or not isinstance(budget, (int, float, Decimal)) or not math.isfinite(budget) \
-            or budget <= 0:
-        raise ValueError(f"Suite.record(budget=…): a budget is a positive amount in USD, not {budget!r:.60}")
-    return Decimal(repr(budget)) if isinstance(budget, float) else Decimal(budget)
 
 
 def _dollars(amount: Decimal) -> str:
