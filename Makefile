@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-js test-py js chromium bench clean
+.PHONY: setup demo test test-js test-py js chromium bench clean lock
 
 setup: $(STAMP) js
 
@@ -13,9 +13,19 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 
-$(STAMP): $(PY) pyproject.toml
-	$(PIP) install -q -e ".[test,tiktoken,openai,anthropic,mcp]"
+EXTRAS := test,tiktoken,openai,anthropic,mcp
+
+# constraints.txt pins what the suite last passed with (npm's package-lock.json does the same for js/).
+$(STAMP): $(PY) pyproject.toml constraints.txt
+	$(PIP) install -q -c constraints.txt -e ".[$(EXTRAS)]"
 	touch $(STAMP)
+
+# Remake constraints.txt from the newest releases pyproject.toml's ranges allow, in a scratch venv.
+lock:
+	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock && .venv-lock/bin/pip install -q --upgrade pip
+	.venv-lock/bin/pip install -q -e ".[$(EXTRAS)]"
+	{ sed -n '/^#/p' constraints.txt; .venv-lock/bin/pip freeze --exclude-editable; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt && rm -rf .venv-lock
 
 js/node_modules/.package-lock.json: js/package-lock.json
 	cd js && npm ci --no-audit --no-fund
