@@ -341,6 +341,30 @@ def test_a_hooks_llm_and_agent_calls_count_on_the_request_and_its_context(tmp_pa
     assert usage_log.session_cost().total - before == Decimal("0.007")
 
 
+def test_a_hooks_llm_and_agent_calls_count_against_the_requests_budget(tmp_path):
+    """``budget=`` holds for what the hooks spend too: the two calls above cost $0.007 (by hand, as above),
+    past a $0.005 budget once the sub-agent's call ends. The hook's next ``ctx.llm`` call is not made (its
+    result's error says why), and when the hook returns the request fails with BUDGET_EXCEEDED, its input
+    the only thing the context keeps (as after the model's own stream passes the budget)."""
+    from decimal import Decimal
+
+    caller = caller_with(tmp_path, """
+  const r = ctx.llm.Stream("main", [{ role: "user", content: "go" }]);
+  const a = ctx.agent.Call("today.worker", [{ role: "user", content: "go" }]);
+  const late = ctx.llm.Stream("main", [{ role: "user", content: "again" }]);
+  return { data: [r.content ?? r.error, a.content ?? a.error, late.error] };""")
+    model = ScriptedModel(["llm reply", "agent reply", "never"], usage={"inputTokens": 1000, "outputTokens": 100},
+                          model="gpt-4o")
+    context = Context()
+    result = run_turn(context, "hi", assistant=caller, model=model, budget=0.005, check=False)
+    assert len(model.calls) == 2  # the third call was refused, not made
+    assert result.error["code"] == "BUDGET_EXCEEDED" and result.error["spent"] == 0.007
+    assert result.error["message"] == ("the turn's cost passed its budget: spent $0.007 of $0.005; the request "
+                                       "stopped when the hook that made the call returned and nothing was committed")
+    assert result.cost.total == Decimal("0.007")
+    assert [m["type"] for m in context.messages()] == [2]  # the input, nothing of the turn
+
+
 def test_a_batch_of_more_requests_than_the_cap_is_refused_before_any_runs():
     """Each request of All / Any / Race runs on a thread of its own, so a hook's loop of 10,000 requests
     would start 10,000 threads: refused whole (nothing ran), saying why and what to do."""

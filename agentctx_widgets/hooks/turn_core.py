@@ -149,6 +149,7 @@ class Budget:
         """What the completed calls cost, each priced from its usage as ``result.cost`` prices it."""
         self.estimated = False
         """Some completed call's usage was an estimate (the provider reported none)."""
+        self._lock = threading.Lock()  # a Yao hook's ctx.llm.All settles its calls from several threads
 
     @classmethod
     def of(cls, budget: Any, prices: Any, model: Any = None, *, where: str = "run_turn") -> Budget | None:
@@ -174,22 +175,25 @@ class Budget:
         """The running cost of the call about to be made (``BudgetError`` when its input alone passes)."""
         return _Meter(self, model, messages, meta)
 
-    def settle(self, call: dict) -> None:
+    def settle(self, call: dict, *, then: str = "the model stream was closed") -> None:
         """A completed call (``{"usage", **meta}``: the provider's usage, else finalize_usage's estimate),
-        priced as ``result.cost`` prices it; ``BudgetError`` when the turn passes its budget with it."""
+        priced as ``result.cost`` prices it; ``BudgetError`` when the turn passes its budget with it
+        (``then`` says what the turn did about it). The call is counted in ``spent`` either way."""
         priced = cost_of_calls([call], prices=self.prices)
         if priced.total is None or priced.unpriced:
             raise self.unpriced(priced, call)
-        spent, estimated = self.spent + priced.total, self.estimated or priced.estimated
+        with self._lock:
+            self.spent, self.estimated = self.spent + priced.total, self.estimated or priced.estimated
+            spent, estimated = self.spent, self.estimated
         if spent > self.limit:
-            raise self.exceeded(spent, estimated, {**call, "stopped": "budget"})
-        self.spent, self.estimated = spent, estimated
+            raise self.exceeded(spent, estimated, {**call, "stopped": "budget"}, then=then)
 
-    def exceeded(self, spent: Decimal, estimated: bool, call: dict) -> BudgetError:
+    def exceeded(self, spent: Decimal, estimated: bool, call: dict, *,
+                 then: str = "the model stream was closed") -> BudgetError:
         about, note = ("≈", " (estimated)") if estimated else ("", "")
         shown, limit = _apart(spent, self.limit)
         return BudgetError(f"the turn's cost passed its budget: spent {about}{shown} of {limit}"
-                           f"{note}; the model stream was closed and nothing was committed",
+                           f"{note}; {then} and nothing was committed",
                            spent=spent, budget=self.limit, estimated=estimated, call=call)
 
     def before_call(self, input_cost: Decimal) -> BudgetError:

@@ -73,6 +73,7 @@ class Llm(BatchMethods):
         self.clock = clock
         self.stop: Stop | None = None  # the request's stop (run_assistant sets it): a stream ends at Ctrl-C
         self.count: Callable[[dict], None] | None = None  # the request counts each billed call (run_assistant)
+        self.refused: Callable[[], str | None] | None = None  # why a call is not made (the budget is passed)
         self.diagnostics: list[dict] = []  # the runner adds them to the request's result
         self._reported: set[str] = set()
 
@@ -101,6 +102,10 @@ class Llm(BatchMethods):
     # -- one call ---------------------------------------------------------------------------
     def _stream(self, connector: str, messages: list, options: dict, on_chunk: OnChunk | None) -> dict:
         result: dict[str, Any] = {"connector": connector}
+        why = self.refused() if self.refused is not None else None
+        if why:
+            result["error"] = why
+            return result
         model = self.connectors.get(connector, self.default)
         if model is None:  # connector.Select fails: the result's error, no other model (jsapi.go:82-86)
             result["error"] = (f"failed to select connector {connector}: no model for it here: pass "

@@ -28,7 +28,9 @@
 Any error ends the request with ``stream_end`` status ``"error"`` and takes the turn back out of the
 Context (the input stays). A ``budget`` its running cost would pass (``hooks.turn_core.Budget``: every
 model call of the request, delegations and tool loops included) ends it so too, whatever step it is in
-(no tool retry, loop fallback or delegation catches it), closing the model stream as Ctrl-C does.
+(no tool retry, loop fallback or delegation catches it), closing the model stream as Ctrl-C does. A
+hook's ``ctx.llm`` or sub-agent call is charged when it ends; past the budget, the request fails when
+that hook returns (``_charge``).
 
 Yao's ``Script.Execute`` turns *any* hook error whose text contains "is not
 defined" / "is not a function" into a null return (``hook/script.go:37-42``) — meant for a missing
@@ -227,6 +229,7 @@ class _Shared:
         self.output_seen = 0
         self.unknown_connectors: set[str] = set()  # reported once per request
         self.budget: Budget | None = None  # run_assistant(budget=...): every model call of the request
+        self.over_budget: BudgetError | None = None  # a hook's ctx.llm or sub-agent call passed it (_count)
 
     def next_id(self, prefix: str) -> str:
         """The request's next ``M*`` / ``C*`` id (``message.IDGenerator``, utils.go:10-50)."""
@@ -462,6 +465,7 @@ class _Request:
 
     async def _llm(self, messages: list[dict], options: dict | None) -> tuple[dict, dict]:
         """One model call, streamed to the client as Yao's handler does; the message is committed."""
+        _check_budget(self.shared)
         model = self._model()
         self.shared.result.model_messages.append(messages)
         self.shared.result.model_options.append(options)
@@ -471,7 +475,7 @@ class _Request:
                                        on_event=writer.on_event, budget=self.shared.budget)
         except BudgetError as over:  # the stopped call is counted; the request ends (run)
             if over.call is not None:
-                _count(self.shared, over.call)
+                _count(self.shared, over.call, metered=self.shared.budget)
             raise
         except ModelError as error:
             raise RequestFailed(str(error), cause=error) from error
@@ -482,7 +486,7 @@ class _Request:
         writer.close_open()
         message, usage, meta = reply.message, reply.usage, reply.meta
         result = self.shared.result
-        _count(self.shared, {"usage": usage, **meta})
+        _count(self.shared, {"usage": usage, **meta}, metered=self.shared.budget)
         if has_content(message):
             self.context.append(message)
         else:  # said once, as a diagnostic, instead of the store's warning about a dropped message
@@ -676,6 +680,7 @@ class _Request:
             self.shared.report("hook_error_hidden", f"{name} of assistant {self._id()!r}", hook=name,
                                error=text, pattern=pattern)
             answer = None
+        _check_budget(self.shared)  # a ctx.llm or sub-agent call of this hook passed the budget
         try:
             return as_json(answer, name)
         except HookError as error:
@@ -943,10 +948,11 @@ def _request_ids(ctx_fields: dict[str, Any]) -> dict[str, str]:
     return ids
 
 
-def _count(shared: _Shared, call: dict) -> None:
+def _count(shared: _Shared, call: dict, *, metered: Budget | None = None) -> None:
     """One billed call of a request (its model, a hook's ``ctx.llm``, a sub-agent's): on its result, on its
     callers' results (a sub-agent's spend is its caller's too), and once on the ledger of the outermost
-    request's Context (a sub-agent runs on a Context of its own that nobody keeps)."""
+    request's Context (a sub-agent runs on a Context of its own that nobody keeps). Every budget on the
+    way up that did not meter the call as it streamed (``metered``) is charged with it (:func:`_charge`)."""
     callers, top = [], shared
     while getattr(top, "caller", None) is not None:
         top = top.caller
@@ -954,6 +960,43 @@ def _count(shared: _Shared, call: dict) -> None:
     shared.result.count_call(call, getattr(top, "context", None))
     for caller in callers:
         caller.result.count_call(call, None, record=False)
+    for request in (shared, *callers):
+        if request.budget is not None and request.budget is not metered:
+            _charge(request, call)
+
+
+def _charge(shared: _Shared, call: dict) -> None:
+    """A call a hook made (``ctx.llm``, a sub-agent's model) against the request's budget, once it ended:
+    past the budget, the request fails at its next step (:func:`_check_budget`: when the hook returns,
+    before a model call), its context put back; the hook's later ``ctx.llm`` calls are refused."""
+    if shared.over_budget is not None:
+        return  # counted in the cost above; the request fails anyway
+    try:
+        shared.budget.settle(call, then="the request stopped when the hook that made the call returned")
+    except BudgetError as over:
+        shared.over_budget = over
+
+
+def _budget_passed(shared: _Shared) -> BudgetError | None:
+    """The budget error of this request or of one that called it (a sub-agent stops for its caller's)."""
+    request: Any = shared
+    while request is not None:
+        if request.over_budget is not None:
+            return request.over_budget
+        request = getattr(request, "caller", None)
+    return None
+
+
+def _check_budget(shared: _Shared) -> None:
+    over = _budget_passed(shared)
+    if over is not None:
+        raise over
+
+
+def _refused_by_budget(shared: _Shared) -> str | None:
+    """Why a hook's next ``ctx.llm`` call is not made: the budget is passed (the result's ``error``)."""
+    over = _budget_passed(shared)
+    return None if over is None else f"not called: {over.message}"
 
 
 def _current_ctx(shared: _Shared, services: dict[str, Any], fields: dict[str, Any]) -> Any:
@@ -965,6 +1008,7 @@ def _current_ctx(shared: _Shared, services: dict[str, Any], fields: dict[str, An
     for member in (ctx.services.llm, ctx.services.agent, ctx.services.mcp, ctx.services.search):
         member.stop = shared.stop  # a stream, a sub-agent, a batch's wait end at the request's stop
     ctx.services.llm.count = functools.partial(_count, shared)
+    ctx.services.llm.refused = functools.partial(_refused_by_budget, shared)
     if ctx.services.workspace is not None:  # a Python hook's Copy / ReadFile stops with the request
         ctx.services.workspace.stop = shared.stop
     return ctx
