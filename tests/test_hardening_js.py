@@ -42,7 +42,7 @@ from agentctx_widgets.hooks.js_hooks import MAX_CONSOLE_BYTES, MAX_OUTPUT_BYTES,
 
 run_turn = functools.partial(run_turn, check=False)  # these tests read failed turns' results; test_turn_error raises
 
-pytestmark = pytest.mark.timeout(20)
+pytestmark = pytest.mark.timeout(300)  # a hang guard only: a loaded machine is slow, not failing
 
 TESTS = Path(__file__).parent
 LIMIT, WALL = 0.5, 2.0
@@ -166,7 +166,10 @@ def test_the_wall_limit_stops_a_native_hang_when_it_comes_first():
 
 
 def test_interrupt_stops_a_native_hang_at_once():
-    hooks = hooks_from_js(hook_source(NATIVE["join on a huge array-like"]), time_limit=30, wall_limit=60)
+    """The interrupt, not the 30 s time limit, ends the call: the error says so (the time is a hang guard)."""
+    begun = threading.Event()
+    hooks = hooks_from_js(hook_source("begin(); " + NATIVE["join on a huge array-like"]), time_limit=30,
+                          wall_limit=60, globals={"begin": begun.set})
     pid = hooks.worker_pid
     outcome: dict = {}
 
@@ -176,14 +179,14 @@ def test_interrupt_stops_a_native_hang_at_once():
 
     thread = threading.Thread(target=run)
     thread.start()
-    time.sleep(0.3)  # the call is inside join() by now
+    assert begun.wait(60)  # the next statement is the join
     interrupted = time.monotonic()
     hooks.interrupt()
-    thread.join(5)
+    thread.join(60)
     _, error, _, _ = outcome["result"]
     assert str(error) == "Create (line 1): was interrupted (the turn was stopped)"
     assert isinstance(error, HookTimeoutError)
-    assert outcome["ended"] - interrupted < 0.3
+    assert outcome["ended"] - interrupted < SLACK  # far below the 30 s time limit
     assert gone(pid)
     works(hooks)
 
@@ -647,7 +650,7 @@ def hostile_bodies(draw):
 FUZZ_LIMIT, FUZZ_WALL = 0.3, 0.8
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(300)  # a hang guard only
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(hostile_bodies())
 def test_fuzzed_hostile_hooks_end_within_their_limits_and_the_next_call_works(case):

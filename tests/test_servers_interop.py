@@ -27,7 +27,7 @@ from agentctx_widgets.models.compat import PROFILES
 from agentctx_widgets.models.convert import RequestError
 
 run = functools.partial(agentctx_widgets.run_turn, check=False)
-pytestmark = pytest.mark.timeout(10)
+pytestmark = pytest.mark.timeout(300)  # a hang guard only: a loaded machine is slow, not failing
 
 VECTORS = Path(__file__).parent / "vectors" / "wire" / "servers"
 CREATED = 1767225600
