@@ -1,8 +1,8 @@
 """The suite's one fake clock and one fake scheduler: time moves only when a test moves it.
 
-``FakeClock`` answers every clock contract the package takes: seconds (``clock()``, the widget's and
-Yao services' ``Callable[[], float]``), milliseconds (``clock.ms``, ``run_assistant(clock=...)``) and
-``YaoOutput``'s object (``wall_ms()`` / ``mono_ns()``).
+``FakeClock`` answers both clock contracts the package takes: seconds (``clock()``, the widget's
+``Callable[[], float]``) and ``yao.clock.Clock`` (``wall_ms()`` / ``mono_ns()``), which everything in
+``yao/`` takes (the request's events, trace, memory TTLs, ``ctx.llm``'s ``created``, the CUI's fold).
 
 ``FakeScheduler`` is a ``Schedule`` (``schedule(delay, fn)`` returns a handle with ``cancel()``;
 widget/stream.py, widget/saved_output.py). Its timers run only inside ``advance(seconds)``, and they run
@@ -17,11 +17,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 WALL_MS = 1767225600000
-"""The fake wall clock (2026-01-01T00:00:00Z in ms): it stands still, so timestamps are exact."""
+"""The fake wall clock at ``now`` = 0 (2026-01-01T00:00:00Z in ms), so timestamps are exact."""
 
 
 class FakeClock:
-    """Seconds in ``now``; ``tick`` adds that much before every reading (distinct, exact times)."""
+    """Seconds in ``now``; ``tick`` adds that much before every reading (distinct, exact times). The wall
+    clock reads ``wall_ms`` + ``now`` (``FakeClock(10.0, wall_ms=0).wall_ms()`` is 10000); the monotonic one
+    ``now`` in nanoseconds."""
 
     def __init__(self, now: float = 0.0, *, tick: float = 0.0, wall_ms: int = WALL_MS) -> None:
         self.now = now
@@ -42,7 +44,7 @@ class FakeClock:
         return round(self() * 1_000_000_000)
 
     def wall_ms(self) -> int:
-        return self.wall
+        return self.wall + self.ms()
 
 
 @dataclass

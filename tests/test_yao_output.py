@@ -49,7 +49,7 @@ def request(accept: str = "cui-web", **options):
     ``s1, s2, …`` — stream ids and ui ids share the counter, as nanoid() calls do)."""
     clock = FakeClock()
     writer = writer_for(accept, created=1) if accept == "standard" else writer_for(accept)
-    fold = CuiState(new_id=counter("s"), now_ms=lambda: 42)
+    fold = CuiState(new_id=counter("s"), clock=FakeClock(wall_ms=42))
     out = YaoOutput([writer, fold], clock=clock, **options)
     return out, writer, fold, clock
 
@@ -608,7 +608,7 @@ def test_to_wire_omits_zero_fields():
 def test_fold_reads_the_sse_text_and_keys_messages_as_the_client():
     """chunkProcessor.ts:74-77: a chunk without message_id is keyed by chunk_id, then seq-N, then a
     nanoid; type_change replaces the message with the chunk itself (chunkProcessor.ts:79-90)."""
-    fold = CuiState(new_id=counter("n"), now_ms=lambda: 7)
+    fold = CuiState(new_id=counter("n"), clock=FakeClock(wall_ms=7))
     fold.feed_text('data: {"type":"text","props":{"content":"a"},"chunk_id":"C9"}\n\n'
                    'data: {"type":"text","props":{"content":"b"},"metadata":{"sequence":4}}\n\n'
                    'data: {"type":"loading","props":{"message":"wait"},"message_id":"M1"}\n\n'
@@ -630,7 +630,7 @@ def test_fold_of_the_sse_text_equals_the_fold_of_the_objects():
     mid = out.SendStream({"type": "text", "props": {"content": "<b>&"}}, "B1")
     out.Append(mid, "\u2028 ok")
     out.End(mid)
-    again = CuiState(new_id=counter("s"), now_ms=lambda: 42)
+    again = CuiState(new_id=counter("s"), clock=FakeClock(wall_ms=42))
     again.feed_text(writer.text)
     assert (again.messages, again.events) == (fold.messages, fold.events)
     assert again.messages[0]["props"] == {"content": "<b>&\u2028 ok"}
@@ -701,7 +701,7 @@ def test_the_view_bridge_gives_the_seed_engine_the_clients_state():
     from agentctx_widgets.output.delta import apply_message, new_state
     from agentctx_widgets.yao.view_bridge import SeedViewBridge
     seed_messages: list[dict] = []
-    fold = CuiState(new_id=counter("s"), now_ms=lambda: 0)
+    fold = CuiState(new_id=counter("s"), clock=FakeClock(wall_ms=0))
     out = YaoOutput([fold, bridge := SeedViewBridge(seed_messages.extend)], clock=FakeClock())
     _scenario(out)
     state = new_state()

@@ -36,7 +36,7 @@ def run(text: Any, *, model: Any = None, **kwargs: Any) -> tuple[YaoTurnResult, 
     context = Context(name="yao")
     model = model if model is not None else ScriptedModel(["Hi!"], chunk_size=100)
     kwargs.setdefault("assistant", Assistant("tests.create"))
-    result = run_assistant(context, text, model=model, clock=FakeClock(tick=1.0).ms, **{**IDS, **kwargs})
+    result = run_assistant(context, text, model=model, clock=FakeClock(tick=1.0, wall_ms=0), **{**IDS, **kwargs})
     return result, context, model
 
 
@@ -644,7 +644,7 @@ def run_echo(echo_assistant: Any, text: str, **kwargs: Any) -> tuple[YaoTurnResu
     model = ScriptedModel(["ok"], chunk_size=100)
     result = run_assistant(Context(name="e2e"), text, assistant=assistant, connectors={"echo-model": model},
                            hooks_of=lambda a: hooks if a is assistant else None, locale="en-us",
-                           clock=FakeClock(tick=1.0).ms, **{**IDS, **kwargs})
+                           clock=FakeClock(tick=1.0, wall_ms=0), **{**IDS, **kwargs})
     return result, model
 
 
@@ -723,7 +723,7 @@ def test_a_callers_ctx_and_id_generator_plug_in() -> None:
     hooks = {"Create": lambda c, m, o: sent.append(c.Send({"type": "text", "props": {"content": "hello"}}))}
     result = run_assistant(Context(name="x"), "hi", assistant=Assistant("tests.create"), hooks=hooks,
                            model=ScriptedModel(["Hi!"], chunk_size=100), hook_ctx=ctx, id_generator=ids,
-                           output=Sink(), clock=FakeClock(tick=1.0).ms, locale="fr")
+                           output=Sink(), clock=FakeClock(tick=1.0, wall_ms=0), locale="fr")
     assert result.ok, result.error
     assert sent == ["M1"]
     assert (ctx.assistant_id, ctx.chat_id, ctx.locale) == ("tests.create", "kept-chat", "fr")
@@ -747,7 +747,7 @@ def test_no_model_for_the_connector_ends_the_request_before_stream_start() -> No
     """agent.go:113-121: the connector is resolved before stream_start; when it fails, stream_end
     (status "error") is the only event and no hook runs."""
     context = Context(name="x")
-    result = run_assistant(context, "hi", assistant=Assistant("a", connector="gpt-x"), clock=FakeClock(tick=1.0).ms,
+    result = run_assistant(context, "hi", assistant=Assistant("a", connector="gpt-x"), clock=FakeClock(tick=1.0, wall_ms=0),
                            hooks={"Create": lambda ctx, m, o: pytest.fail("Create must not run")}, **IDS)
     assert event_names(result) == ["stream_end"]
     assert result.events[0]["props"]["data"]["status"] == "error"

@@ -113,7 +113,7 @@ def test_memory_ttl_expires_with_the_clock():
     """memory_integration_test.go:383-402: a 100 ms TTL is there before and gone after 150 ms. The JS
     binding takes milliseconds (jsapi.go:824-829); 0 means the space's default (memory.go:11-16):
     context 30 min, chat 24 h, user none."""
-    clock = FakeClock(1000.0)
+    clock = FakeClock(1000.0, wall_ms=0)
     memory = MemoryStore(clock=clock).memory(user_id="u", chat_id="c", context_id="x")
     memory.context.Set("temp", "value", 100)
     memory.context.Set("default", 1)
@@ -154,7 +154,7 @@ def test_memory_argument_errors_are_yaos():
 def test_trace_sequential_nodes_auto_complete_and_record_updates():
     """trace/manager.go:104-217 (the first Add is the root; the next completes it and follows it),
     :322-374 (a log goes to the current node), node.go:243-262 (Fail logs "Node failed: …")."""
-    clock = FakeClock(10.0)
+    clock = FakeClock(10.0, wall_ms=0)
     seen: list[dict] = []
     trace = Trace("T1", clock=clock, listener=seen.append)
     root = trace.Add({"query": "hi"}, {"label": "Create Hook", "icon": "play"})
@@ -180,7 +180,7 @@ def test_trace_sequential_nodes_auto_complete_and_record_updates():
 
 def test_trace_add_drops_type_as_yao_does_and_node_add_keeps_it():
     """trace/jsapi/trace.go:196-209 reads only label/icon/description; node.go:21-40 reads type too."""
-    trace = Trace(clock=FakeClock(1000.0))
+    trace = Trace(clock=FakeClock(1000.0, wall_ms=0))
     parent = trace.Add({}, {"label": "Parent", "type": "preprocessing"})
     child = parent.Add({"x": 1}, {"label": "Child", "type": "validation"})
     assert (trace.nodes[parent.id]["type"], trace.nodes[child.id]["type"]) == ("", "validation")
@@ -191,7 +191,7 @@ def test_trace_add_drops_type_as_yao_does_and_node_add_keeps_it():
 def test_trace_parallel_marks_complete_and_errors():
     """manager.go:219-320 (Parallel needs a root; branches share the first current parent),
     :536-574 (MarkComplete once); trace/jsapi/trace.go:186, 234, 415."""
-    clock = FakeClock(1.0)
+    clock = FakeClock(1.0, wall_ms=0)
     trace = Trace(clock=clock)
     with pytest.raises(YaoServiceError, match="^root node does not exist, please call Add first"):
         trace.Parallel([{"input": {}, "option": {"label": "A"}}])
@@ -216,7 +216,7 @@ def test_trace_parallel_marks_complete_and_errors():
 def test_trace_tree_and_spaces():
     """The tree nests children as upstream's node JSON does (types.go:58-71); CreateSpace / GetSpace
     return the space record (manager.go:576-633, types.go:48-56, 75-80)."""
-    clock = FakeClock(2.0)
+    clock = FakeClock(2.0, wall_ms=0)
     trace = Trace(clock=clock)
     root = trace.Add("start", {"label": "root"})
     root.Add({"k": 1}, {"label": "child", "type": "step"})
@@ -251,7 +251,7 @@ def test_llm_stream_chunks_and_result():
     seen, sent = [], []
     services = YaoServices(model=ScriptedModel(["Hello world!"], chunk_size=5,
                                                usage={"prompt_tokens": 3, "completion_tokens": 2}),
-                           next_id=next_id, send=sent.append, clock=FakeClock(1700000000.5))
+                           next_id=next_id, send=sent.append, clock=FakeClock(1700000000.5, wall_ms=0))
     result = services.llm.Stream("gpt-4o", [{"role": "user", "content": "Say hello"}],
                                  {"temperature": 0, "onChunk": lambda msg: seen.append(msg) or 0})
     chunks = [{"type": "text", "props": {"content": piece}, "chunk_id": f"C{n}", "message_id": "M2", "delta": True}
@@ -378,7 +378,7 @@ def test_agent_call_runs_another_assistant_and_traces_it():
         return {"assistant_id": agent_id, "completion": {"content": [{"type": "text", "text": "done"}]}}
 
     chunks = []
-    services = YaoServices(agents=runner, clock=FakeClock(1000.0))
+    services = YaoServices(agents=runner, clock=FakeClock(1000.0, wall_ms=0))
     result = services.agent.Call("tests.next", [{"role": "user", "content": "go"}, "skipped"],
                                  {"connector": "gpt-4o", "skip": {"trace": True}, "onChunk": chunks.append})
     assert result == {"agent_id": "tests.next", "content": "done", "response": {
@@ -399,7 +399,7 @@ def test_agent_call_failures_are_results():
             raise LookupError("assistant nope not found")
         raise RuntimeError("boom")
 
-    services = YaoServices(agents=runner, clock=FakeClock(1000.0))
+    services = YaoServices(agents=runner, clock=FakeClock(1000.0, wall_ms=0))
     assert services.agent.Call("nope", []) == {"agent_id": "nope", "error": "failed to get agent: assistant nope not found"}
     assert services.agent.Call("bad", []) == {"agent_id": "bad", "error": "agent call failed: boom"}
     # upstream adds no node for an unknown id (the lookup comes first); our runner looks it up as it runs
@@ -571,7 +571,7 @@ def test_call_service_runs_methods_by_path_with_json_in_and_out(tmp_path):
     """What the JavaScript binding calls: memory, trace nodes as {"id"}, a chained log, the mounted shape."""
     from agentctx_widgets.yao.service_calls import call_service, mounted
 
-    services = YaoServices(user_id="u", context_id="x", clock=FakeClock(1000.0))
+    services = YaoServices(user_id="u", context_id="x", clock=FakeClock(1000.0, wall_ms=0))
     assert call_service(services, "memory.user.Set", ["k", {"v": 1}]) is None
     assert call_service(services, "memory.user.Get", ["k"]) == {"v": 1}
     node = call_service(services, "trace.Add", [{"q": 1}, {"label": "Step"}])

@@ -33,7 +33,7 @@ def scenario():
     the block ends 470 ms after that; then one message outside any block."""
     sent: list[dict] = []
     clock = FakeClock()
-    client = CuiState(now_ms=lambda: 0)
+    client = CuiState(clock=FakeClock(wall_ms=0))
     bridge = SeedViewBridge(sent.extend)
     out = YaoOutput([client, bridge], clock=clock)
     block = out.BlockID()

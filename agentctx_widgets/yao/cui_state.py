@@ -15,7 +15,7 @@
   ``Append`` after ``End`` shows only what it appended), which the engine reports as ``after_done``.
 
 The engine's diagnostics (``unknown_id``, ``type_changed``, ``after_done``, …) are kept on
-``.diagnostics``. Random ids (``nanoid()``) and ``Date.now()`` come from ``new_id`` / ``now_ms`` so a test
+``.diagnostics``. Random ids (``nanoid()``) and ``Date.now()`` come from ``new_id`` / ``clock`` so a test
 can state the whole list.
 """
 
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +30,7 @@ from ..output.adapters import DONE
 from ..output.delta import apply_message_in_place, new_state
 from ..output.diagnostics import Collector
 from ..output.messages import clone_json
+from .clock import SYSTEM_CLOCK, Clock
 
 _ALPHABET = "useandom-26T198340PX75pxJACKVERYMINDBUSHWOLF_GQZbfghjklqvwyzrict"
 
@@ -43,10 +43,9 @@ def nanoid() -> str:
 class CuiState:
     """One chat tab of the CUI client: feed it the chunks of one or more streams, read ``.messages``."""
 
-    def __init__(self, *, new_id: Callable[[], str] = nanoid,
-                 now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000) -> None:
+    def __init__(self, *, new_id: Callable[[], str] = nanoid, clock: Clock = SYSTEM_CLOCK) -> None:
         self._new_id = new_id
-        self._now_ms = now_ms
+        self._clock = clock
         self.stream_id = new_id()
         self.completed: dict[str, bool] = {}
         self._messages: list[dict[str, Any]] = []
@@ -151,7 +150,7 @@ class CuiState:
             self._messages[index] = shown
             return
         new = {"ui_id": self._new_id(), **fields,
-               "metadata": {**(chunk.get("metadata") or {}), "timestamp": self._now_ms()}, "delta": delta}
+               "metadata": {**(chunk.get("metadata") or {}), "timestamp": self._clock.wall_ms()}, "delta": delta}
         self._messages.append({key: value for key, value in new.items()
                               if not (value is None and key in ("chunk_id", "block_id", "thread_id", "delta"))})
 

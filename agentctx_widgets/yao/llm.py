@@ -31,7 +31,6 @@ import concurrent.futures
 import copy
 import functools
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -43,6 +42,7 @@ from ..context.usage_data import usage_normalize
 from ..models.openai_shapes import from_view_message, tool_call_of
 from ..models.protocol import Model, ModelError
 from ..models.stream_events import Stop, events_of
+from .clock import SYSTEM_CLOCK, Clock
 from .ids import NextId, counters
 from .request_shapes import completion_response
 from .fanout import Slot
@@ -65,7 +65,7 @@ class Llm(BatchMethods):
 
     def __init__(self, *, connectors: Mapping[str, Model] | None = None, default: Model | None = None,
                  next_id: NextId | None = None, send: Send | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Clock = SYSTEM_CLOCK) -> None:
         self.connectors = dict(connectors or {})
         self.default = default
         self.next_id = next_id or counters()
@@ -233,7 +233,7 @@ class _Run:
             self.llm.send(message)
         self.failed = text
 
-    def response(self, clock: Callable[[], float]) -> dict:
+    def response(self, clock: Clock) -> dict:
         """Yao's ``CompletionResponse`` (``types_llm.go:123-155``) for what the model said: its text and
         thinking as streamed (joined without a separator, as Yao appends the deltas)."""
         blocks = self.assembler.message().get("content", [])
@@ -241,7 +241,7 @@ class _Run:
                 "thinking": "".join(block.get("text", "") for block in blocks if block.get("type") == "thinking"),
                 "tool_calls": [tool_call_of(block) for block in blocks if block.get("type") == "toolCall"],
                 "usage": None if self.usage is None else usage_normalize(self.usage)}
-        return completion_response(said, id=self.response_id, model=self.model_id, created=int(clock()))
+        return completion_response(said, id=self.response_id, model=self.model_id, created=clock.wall_ms() // 1000)
 
 
 def _model_options(options: dict) -> dict:

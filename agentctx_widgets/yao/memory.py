@@ -34,11 +34,10 @@ from __future__ import annotations
 
 import copy
 import fnmatch
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .clock import SYSTEM_CLOCK, Clock
 from .values import YaoServiceError, js_int, js_string, json_value
 
 SPACES = ("user", "team", "chat", "context")
@@ -50,24 +49,20 @@ DEFAULT_TTL_MS = {"user": 0, "team": 0, "chat": 24 * 3600 * 1000, "context": 30 
 JS_METHODS = ("Get", "Set", "Del", "Has", "Keys", "Len", "Clear", "Incr", "Decr", "GetDel")
 """What Yao's JavaScript binding puts on a namespace object (``jsapi.go:790-970``), in its order."""
 
-Clock = Callable[[], float]
-"""Seconds since the epoch (``time.time`` by default; a test passes a fake)."""
-
-
 @dataclass
 class _Entry:
     value: Any
-    expires_at: float | None  # seconds, None = never
+    expires_at: int | None  # the wall clock in ms, None = never
 
 
 class MemoryStore:
     """Every namespace's keys for one session: ``"<space>:<id>:<key>"`` → value and expiry.
 
     One store plays the four stores Yao configures; what keeps namespaces apart is the prefix, as
-    upstream. ``clock`` gives the current time in seconds.
+    upstream. ``clock`` (:class:`~.clock.Clock`) gives the wall clock the TTLs run on.
     """
 
-    def __init__(self, *, clock: Clock = time.time) -> None:
+    def __init__(self, *, clock: Clock = SYSTEM_CLOCK) -> None:
         self._entries: dict[str, _Entry] = {}
         self.clock = clock
 
@@ -82,7 +77,7 @@ class MemoryStore:
     # -- the store, by full key ------------------------------------------------------------
     def _live(self, key: str) -> _Entry | None:
         entry = self._entries.get(key)
-        if entry is not None and entry.expires_at is not None and self.clock() >= entry.expires_at:
+        if entry is not None and entry.expires_at is not None and self.clock.wall_ms() >= entry.expires_at:
             del self._entries[key]
             return None
         return entry
@@ -161,7 +156,7 @@ class MemoryNamespace:
             ttl_ms = js_int(args[2])
         if ttl_ms == 0:
             ttl_ms = DEFAULT_TTL_MS[self.space]
-        expires = self._store.clock() + ttl_ms / 1000 if ttl_ms > 0 else None
+        expires = self._store.clock.wall_ms() + ttl_ms if ttl_ms > 0 else None
         self._store._entries.pop(key, None)  # a re-set key moves to the end, like a fresh one
         self._store._entries[key] = _Entry(value, expires)
 

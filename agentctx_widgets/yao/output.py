@@ -48,13 +48,13 @@ call took are still used up, so later ids match Yao's.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from ..output.buffer import SinkError, sink_writer
 from ..output.diagnostics import diagnostic
+from .clock import SYSTEM_CLOCK, Clock
 from .ids import NextId, counters
 from .wire import (
     BLOCK_END,
@@ -84,23 +84,6 @@ class YaoCallError(Exception):
 
 class OutputWriteError(RuntimeError):
     """The client's writer refused a message (Yao's ``out.Send`` error, e.g. ``image message missing url``)."""
-
-
-class Clock(Protocol):
-    """Where times come from: ``wall_ms`` for timestamps (``time.Now().UnixMilli()``), ``mono_ns`` for
-    durations (``time.Since``, monotonic)."""
-
-    def wall_ms(self) -> int: ...
-
-    def mono_ns(self) -> int: ...
-
-
-class SystemClock:
-    def wall_ms(self) -> int:
-        return time.time_ns() // 1_000_000
-
-    def mono_ns(self) -> int:
-        return time.monotonic_ns()
 
 
 class IdGenerator:
@@ -177,7 +160,7 @@ class YaoOutput:
                  clock: Clock | None = None, next_id: NextId | None = None,
                  on_message: Callable[[YaoMessage], int] | None = None) -> None:
         self.ids = IdGenerator(next_id)
-        self.clock = clock or SystemClock()
+        self.clock = clock or SYSTEM_CLOCK
         self.thread_id = thread_id
         self.history = history
         self.diagnostics: list[dict[str, str]] = []

@@ -58,7 +58,6 @@ import copy
 import functools
 import inspect
 import re
-import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -80,6 +79,7 @@ from ..output import Output
 from ..context.validate import has_content
 from ..output.diagnostics import diagnostic
 from .chunk_writer import ChunkWriter
+from .clock import SYSTEM_CLOCK, Clock
 from .binding import current_context, script_api
 from .wire import (ASSISTANT_FIELDS, EVENT_TEXT, STREAM_END, STREAM_START, assistant_info, event_message,
                    stream_end_data, stream_start_data, to_wire)
@@ -220,7 +220,7 @@ class RequestFailed(Exception):
 class _Shared:
     """What a request and the assistants it delegates to share: the id counters, the sink, the result."""
 
-    def __init__(self, sink: YaoSink | None, clock: Callable[[], float], result: YaoTurnResult,
+    def __init__(self, sink: YaoSink | None, clock: Clock, result: YaoTurnResult,
                  id_generator: Any = None, stop: StopSignal | None = None) -> None:
         self.sink, self.clock, self.result = sink, clock, result
         self.stop = stop if stop is not None else StopSignal()  # Ctrl-C: set by run_assistant, or on a cancel
@@ -236,7 +236,7 @@ class _Shared:
         return self.id_generator.message() if prefix == "M" else self.id_generator.chunk()
 
     def now(self) -> int:
-        return int(self.clock())
+        return self.clock.wall_ms()
 
     def emit(self, message: dict) -> None:
         self.result.messages.append(message)
@@ -772,7 +772,7 @@ async def run_assistant_async(
     hook_ctx: Any = None,
     id_generator: Any = None,
     accept: str = "cui-web",
-    clock: Callable[[], float] | None = None,
+    clock: Clock | None = None,
     trace_listener: Callable[[dict], None] | None = None,
     stop: StopSignal | None = None,
     prices: dict | None = None,
@@ -794,8 +794,8 @@ async def run_assistant_async(
     script (for ``assistant`` when ``hooks`` is not given, and for the assistants it delegates to);
     ``output`` receives every message in order (``send(message)``); ``hook_ctx`` is the ``ctx`` hooks
     get (default a :class:`HookContext` on the kit's Output; the current output API's ctx plugs in here,
-    with its ``id_generator`` — ``message()`` / ``chunk()`` — shared with the model's chunks); ``clock`` gives
-    milliseconds (for timestamps); ``ctx_fields`` set ``ctx`` fields (``chat_id``, ``locale``, …) and
+    with its ``id_generator`` — ``message()`` / ``chunk()`` — shared with the model's chunks); ``clock`` (a
+    ``yao.clock.Clock``) stamps the events; ``ctx_fields`` set ``ctx`` fields (``chat_id``, ``locale``, …) and
     the ``context_id`` / ``request_id`` / ``trace_id`` of the events; ``stop`` (a
     ``hooks.turn_core.StopSignal``), set from any thread, stops the request, its hooks' ``ctx.llm`` and
     ``ctx.agent.Call`` (``run_assistant`` sets it on Ctrl-C); ``prices``, ``budget``: ``run_turn``'s (its cost counts
@@ -856,7 +856,7 @@ def _new_shared(connector: str, model: Any, connectors: dict | None, output: Any
     """The request's shared state: its result (holding ``prices``) and its budget, both checked before
     anything runs (the model the request's connector picks must be priced when there is a budget)."""
     guard = Budget.of(budget, prices, (connectors or {}).get(connector) or model, where="run_assistant")
-    shared = _Shared(output, clock or (lambda: time.time() * 1000), YaoTurnResult(accept=accept, prices=prices),
+    shared = _Shared(output, clock or SYSTEM_CLOCK, YaoTurnResult(accept=accept, prices=prices),
                      id_generator, stop)
     shared.budget = guard
     return shared

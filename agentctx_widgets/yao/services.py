@@ -23,12 +23,12 @@ binding can pass them through the host-call bridge; a ``YaoServiceError``'s text
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..models.protocol import Model
 from .agent_calls import Agent, AgentRunner
+from .clock import SYSTEM_CLOCK, Clock
 from .ids import NextId, counters
 from .llm import Llm, Send
 from .memory import Memory, MemoryStore
@@ -86,7 +86,7 @@ class YaoServices:
                  model: Model | None = None, agents: AgentRunner | None = None, mcp: Mcp | None = None,
                  search: Search | None = None, workspace: str | os.PathLike | Workspace | None = None,
                  trace_id: str = "T1", next_id: NextId | None = None, send: Send | None = None,
-                 clock: Callable[[], float] = time.time, trace_listener: Callable[[dict], None] | None = None,
+                 clock: Clock = SYSTEM_CLOCK, trace_listener: Callable[[dict], None] | None = None,
                  client: Send | None = None) -> None:
         self.store = store or MemoryStore(clock=clock)
         self.memory: Memory = self.store.memory(user_id=user_id, team_id=team_id, chat_id=chat_id,

@@ -29,11 +29,11 @@ upstream's JSON does); spaces are created and read back, their key/value store i
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 from ..output.diagnostics import diagnostic
+from .clock import SYSTEM_CLOCK, Clock
 from .values import YaoServiceError, js_string, json_value
 
 Listener = Callable[[dict], None]
@@ -119,10 +119,10 @@ class Trace:
     """One request's trace: ``ctx.trace`` with Yao's methods, and the records it made.
 
     ``nodes`` (id → record), ``logs`` and ``updates`` are plain JSON; ``diagnostics`` lists what a
-    hook author would not expect (an option field Yao drops). ``clock`` gives seconds since the epoch.
+    hook author would not expect (an option field Yao drops). ``clock`` (:class:`~.clock.Clock`) stamps them.
     """
 
-    def __init__(self, trace_id: str = "T1", *, clock: Callable[[], float] = time.time,
+    def __init__(self, trace_id: str = "T1", *, clock: Clock = SYSTEM_CLOCK,
                  listener: Listener | None = None) -> None:
         self.id = trace_id
         self.clock = clock
@@ -269,7 +269,7 @@ class Trace:
 
     # -- the records ----------------------------------------------------------------------
     def _now(self) -> int:
-        return int(self.clock() * 1000)
+        return self.clock.wall_ms()
 
     def _new_node(self, data: Any, option: dict, parents: list[str], *, broadcast: bool) -> TraceNode:
         self._counter += 1
