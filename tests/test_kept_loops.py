@@ -88,16 +88,40 @@ def test_a_kept_loop_is_held_until_its_turns_task_ends_even_after_the_wait_gives
 
 
 def test_a_ctrl_c_before_the_task_started_gives_the_loop_back_and_the_late_task_does_nothing(monkeypatch):
-    """The calling thread can be interrupted while it schedules the task: it gives the loop back as it
-    leaves, and the task, if it runs later on a loop another turn may hold by then, returns at once."""
+    """Ctrl-C while the task waits to start (its loop busy): the calling thread gives the loop back as it
+    raises, and the task, when the loop comes to it (another turn may hold the loop by then), does not run."""
+    import signal
+
     monkeypatch.setattr(caller, "_kept", [])
     kept = caller._claim_kept_loop()
-    lease = caller.Lease(kept)
-    lease.abandon()
-    assert not kept.busy and lease.start() is False
-    kept.busy = True
-    started = caller.Lease(kept)
-    assert started.start() is True
-    started.abandon()
-    assert kept.busy  # a started task gives the loop back itself, when it ends
     kept.release()
+    unblock, blocked, scheduled = threading.Event(), threading.Event(), threading.Event()
+    kept.loop.call_soon_threadsafe(lambda: (blocked.set(), unblock.wait(60)))  # the loop is busy
+    assert blocked.wait(60)
+    real = asyncio.run_coroutine_threadsafe
+
+    def schedule(coroutine, loop):
+        future = real(coroutine, loop)
+        scheduled.set()
+        return future
+
+    monkeypatch.setattr(caller.asyncio, "run_coroutine_threadsafe", schedule)
+    ran: list[bool] = []
+
+    async def main() -> None:
+        ran.append(True)
+
+    def interrupt() -> None:
+        scheduled.wait(60)
+        signal.raise_signal(signal.SIGINT)
+
+    threading.Thread(target=interrupt).start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            caller.run_on_worker(main, lambda: None)
+        assert not kept.busy  # given back at once, though the task is still queued
+    finally:
+        unblock.set()
+    monkeypatch.setattr(caller.asyncio, "run_coroutine_threadsafe", real)
+    name, loop = where()  # runs after the queued task on the same loop
+    assert loop == id(kept.loop) and ran == []

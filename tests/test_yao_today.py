@@ -365,6 +365,61 @@ def test_a_hooks_llm_and_agent_calls_count_against_the_requests_budget(tmp_path)
     assert [m["type"] for m in context.messages()] == [2]  # the input, nothing of the turn
 
 
+def test_a_hook_that_throws_after_passing_its_budget_fails_with_the_budget_error(tmp_path):
+    """The refused call's error, thrown by the hook, must not hide why: the request fails with
+    BUDGET_EXCEEDED (not the hook's error), $0.007 of $0.005 as above."""
+    caller = caller_with(tmp_path, """
+  ctx.llm.Stream("main", [{ role: "user", content: "go" }]);
+  ctx.agent.Call("today.worker", [{ role: "user", content: "go" }]);
+  const late = ctx.llm.Stream("main", [{ role: "user", content: "again" }]);
+  if (late.error) throw new Error(late.error);
+  return { data: "unreachable" };""")
+    model = ScriptedModel(["llm reply", "agent reply", "never"], usage={"inputTokens": 1000, "outputTokens": 100},
+                          model="gpt-4o")
+    result = run_turn(Context(), "hi", assistant=caller, model=model, budget=0.005, check=False)
+    assert result.error["code"] == "BUDGET_EXCEEDED" and result.error["spent"] == 0.007 and len(model.calls) == 2
+
+
+class RaceModel:
+    """gpt-4o: a "fast" request answers at once (10 in / 1 out); any other starts and streams nothing until it
+    is cancelled, then takes a while to close (as an SDK closing its connection), billed for its input."""
+
+    model = "gpt-4o"
+
+    def stream(self, messages, *, options=None):
+        fast = "fast" in json.dumps(messages)
+
+        async def events():
+            yield {"type": "start", "model": "gpt-4o"}
+            if not fast:
+                try:
+                    while True:
+                        await asyncio.sleep(0.01)
+                finally:
+                    await asyncio.sleep(0.2)
+            yield {"type": "text_start", "contentIndex": 0}
+            yield {"type": "text_delta", "contentIndex": 0, "delta": "x"}
+            yield {"type": "text_end", "contentIndex": 0, "text": "x"}
+            yield {"type": "done", "usage": {"inputTokens": 10, "outputTokens": 1}}
+
+        return events()
+
+
+def test_a_race_losers_spending_counts_against_the_budget_though_it_ends_after_the_hook(tmp_path):
+    """ctx.llm.Race returns with the winner and cancels the rest; a loser is billed for what it was sent and
+    is counted when its stream has closed, which may be after the hook returned: the request waits for it
+    before it ends. The loser's input, 40,001 words, is estimated at ceil(40001 × 4/3) = 53,335 tokens:
+    $0.133 at gpt-4o's $2.50 per million, past a $0.01 budget."""
+    caller = caller_with(tmp_path, """
+  const r = ctx.llm.Race([{ connector: "main", messages: [{ role: "user", content: "fast" }] },
+                          { connector: "main", messages: [{ role: "user", content: "slow" + " word".repeat(40000) }] }]);
+  return { data: "done" };""", worker=False)
+    context = Context()
+    result = run_turn(context, "hi", assistant=caller, model=RaceModel(), budget=0.01, check=False)
+    assert result.error is not None and result.error["code"] == "BUDGET_EXCEEDED", result.error
+    assert result.cost.total > 0.13 and [m["type"] for m in context.messages()] == [2]
+
+
 def test_a_batch_of_more_requests_than_the_cap_is_refused_before_any_runs():
     """Each request of All / Any / Race runs on a thread of its own, so a hook's loop of 10,000 requests
     would start 10,000 threads: refused whole (nothing ran), saying why and what to do."""

@@ -160,10 +160,11 @@ def _drive(main: Callable[[], Coroutine[Any, Any, Any]], on_interrupt: Callable[
         caller.serve()
     except KeyboardInterrupt:
         caller.refuse()
-        started.wait(STOP_GRACE)
-        on_interrupt()
-        cancel_task(box.get("loop"), box.get("task"))
-        wait(STOP_GRACE)
+        if lease is None or not lease.abandon():  # a task that has not started now never will
+            started.wait(STOP_GRACE)
+            on_interrupt()
+            cancel_task(box.get("loop"), box.get("task"))
+            wait(STOP_GRACE)
         raise
     wait()
     if "error" in box:
@@ -202,12 +203,15 @@ class Lease:
             self._state = "running"
             return True
 
-    def abandon(self) -> None:
-        """(The calling thread, leaving.) Give the loop back if the task has not started."""
+    def abandon(self) -> bool:
+        """(The calling thread, on Ctrl-C or leaving.) Give the loop back if the task has not started (then
+        it never will: True); False when it has, or the loop was given back already."""
         with self._lock:
-            if self._state == "pending":
-                self._state = "abandoned"
-                self.kept.release()
+            if self._state != "pending":
+                return False
+            self._state = "abandoned"
+        self.kept.release()
+        return True
 
 
 async def _cancel_tasks_since(before: set) -> None:

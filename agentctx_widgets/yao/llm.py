@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import copy
 import functools
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, ContextManager
 
 from ..context.assemble import Assembler
 from ..output.diagnostics import diagnostic
@@ -74,6 +75,7 @@ class Llm(BatchMethods):
         self.stop: Stop | None = None  # the request's stop (run_assistant sets it): a stream ends at Ctrl-C
         self.count: Callable[[dict], None] | None = None  # the request counts each billed call (run_assistant)
         self.refused: Callable[[], str | None] | None = None  # why a call is not made (the budget is passed)
+        self.opened: Callable[[], ContextManager[None]] | None = None  # a call under way, until it is counted
         self.diagnostics: list[dict] = []  # the runner adds them to the request's result
         self._reported: set[str] = set()
 
@@ -101,11 +103,14 @@ class Llm(BatchMethods):
 
     # -- one call ---------------------------------------------------------------------------
     def _stream(self, connector: str, messages: list, options: dict, on_chunk: OnChunk | None) -> dict:
-        result: dict[str, Any] = {"connector": connector}
         why = self.refused() if self.refused is not None else None
         if why:
-            result["error"] = why
-            return result
+            return {"connector": connector, "error": why}
+        with self.opened() if self.opened is not None else contextlib.nullcontext():
+            return self._call(connector, messages, options, on_chunk)
+
+    def _call(self, connector: str, messages: list, options: dict, on_chunk: OnChunk | None) -> dict:
+        result: dict[str, Any] = {"connector": connector}
         model = self.connectors.get(connector, self.default)
         if model is None:  # connector.Select fails: the result's error, no other model (jsapi.go:82-86)
             result["error"] = (f"failed to select connector {connector}: no model for it here: pass "

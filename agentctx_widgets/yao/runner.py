@@ -54,11 +54,14 @@ the output writers of this package plug in as they are.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import functools
 import inspect
 import re
+import threading
 import uuid
+from collections.abc import Iterator
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -230,6 +233,27 @@ class _Shared:
         self.unknown_connectors: set[str] = set()  # reported once per request
         self.budget: Budget | None = None  # run_assistant(budget=...): every model call of the request
         self.over_budget: BudgetError | None = None  # a hook's ctx.llm or sub-agent call passed it (_count)
+        self._open_calls = 0
+        self._calls_changed = threading.Condition()
+
+    @contextlib.contextmanager
+    def call_open(self) -> Iterator[None]:
+        """A hook's ``ctx.llm`` or sub-agent call under way, from its start until it is counted (a Race's
+        loser still closing its stream counts): with a budget, the request waits for them before it ends."""
+        with self._calls_changed:
+            self._open_calls += 1
+        try:
+            yield
+        finally:
+            with self._calls_changed:
+                self._open_calls -= 1
+                self._calls_changed.notify_all()
+
+    def wait_calls_closed(self) -> None:
+        """(A worker thread.) Until no call of :meth:`call_open` is under way, or the request is stopped."""
+        with self._calls_changed:
+            while self._open_calls and not self.stop.is_set():
+                self._calls_changed.wait(0.1)
 
     def next_id(self, prefix: str) -> str:
         """The request's next ``M*`` / ``C*`` id (``message.IDGenerator``, utils.go:10-50)."""
@@ -305,6 +329,9 @@ class _Request:
         checkpoint = ContextCheckpoint(self.context)
         try:
             response = await self._stream()
+            if _budgeted(self.shared):  # what a Race's losers spent is charged as they close (_charge)
+                await asyncio.to_thread(self.shared.wait_calls_closed)
+                _check_budget(self.shared)
         except asyncio.CancelledError:  # Ctrl-C: nothing of the turn stays but the input
             self.shared.stop.set()  # what runs outside this task (ctx.llm, ctx.agent.Call) stops too
             checkpoint.restore(self.context)
@@ -669,6 +696,7 @@ class _Request:
             finally:
                 self._collect(output)
         except Exception as error:  # noqa: BLE001 - sorted below, as Yao sorts it
+            _check_budget(self.shared)  # a hook that throws (or runs out of time) after passing the budget
             text = error.detail if isinstance(error, HookError) else str(error)
             if isinstance(error, NameError):
                 text = f"{type(error).__name__}: {text}"
@@ -987,6 +1015,16 @@ def _budget_passed(shared: _Shared) -> BudgetError | None:
     return None
 
 
+def _budgeted(shared: _Shared) -> bool:
+    """Does this request, or one that called it, have a budget?"""
+    request: Any = shared
+    while request is not None:
+        if request.budget is not None:
+            return True
+        request = getattr(request, "caller", None)
+    return False
+
+
 def _check_budget(shared: _Shared) -> None:
     over = _budget_passed(shared)
     if over is not None:
@@ -1009,6 +1047,7 @@ def _current_ctx(shared: _Shared, services: dict[str, Any], fields: dict[str, An
         member.stop = shared.stop  # a stream, a sub-agent, a batch's wait end at the request's stop
     ctx.services.llm.count = functools.partial(_count, shared)
     ctx.services.llm.refused = functools.partial(_refused_by_budget, shared)
+    ctx.services.llm.opened = shared.call_open
     if ctx.services.workspace is not None:  # a Python hook's Copy / ReadFile stops with the request
         ctx.services.workspace.stop = shared.stop
     return ctx
@@ -1084,11 +1123,13 @@ def _agent_runner(assistants: dict[str, Any], model: Any, connectors: dict | Non
         child = StopSignal()  # the caller's stop ends this request too, and so does the batch's cancel
         unlink = [caller.stop.on_stop(child.set), *([stop.on_stop(child.set)] if stop is not None else [])]
         try:
-            result = run_assistant(Context(history), last, assistant=target, model=model, connectors=connectors,
-                                   hooks_of=hooks_of, output=_Callback(on_message) if callable(on_message) else None,
-                                   accept=accept, stop=child, nested=True, authorized=authorized, caller=caller,
-                                   options={key: value for key, value in options.items()
-                                            if key in ("metadata", "connector")})
+            with caller.call_open():  # its model calls are charged to the caller's budget as they end
+                result = run_assistant(Context(history), last, assistant=target, model=model, connectors=connectors,
+                                       hooks_of=hooks_of,
+                                       output=_Callback(on_message) if callable(on_message) else None,
+                                       accept=accept, stop=child, nested=True, authorized=authorized, caller=caller,
+                                       options={key: value for key, value in options.items()
+                                                if key in ("metadata", "connector")})
         except asyncio.CancelledError:  # stopped from the caller's side: a failure for the hook that called
             raise RuntimeError("the calling request was interrupted") from None
         finally:

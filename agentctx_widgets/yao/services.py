@@ -76,7 +76,8 @@ class YaoServices:
     ``store`` keeps memory across requests (one per session); ``user_id`` / ``team_id`` / ``chat_id``
     key its namespaces and ``context_id`` names this request's ``context`` namespace. ``connectors`` and
     ``model`` answer ``ctx.llm``; ``agents`` runs ``ctx.agent``; ``mcp`` / ``search`` are registries
-    (pass shared ones to keep registrations across requests; each request gets a view with a stop of its own); ``workspace`` a local directory;
+    (pass shared ones to keep registrations across requests; each request gets a view of them with a
+    stop of its own); ``workspace`` a local directory;
     ``next_id`` the request's id counter and ``send`` the client's output, for ``ctx.llm``'s chunks;
     ``client`` takes a sub-agent's messages as they are (``thread_id`` set), for ``ctx.agent``.
     """
