@@ -16,7 +16,7 @@ from agentctx_widgets import Context, ScriptedModel, run_turn  # noqa: E402
 from agentctx_widgets.models.mcp import McpServer  # noqa: E402
 from agentctx_widgets.yao import load_assistant  # noqa: E402
 from agentctx_widgets.yao.registries import Mcp, parse_tool_content  # noqa: E402
-from agentctx_widgets.yao.values import YaoServiceError  # noqa: E402
+from agentctx_widgets.yao.values import NotAvailableHere, YaoServiceError  # noqa: E402
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -51,6 +51,24 @@ def test_call_tool_returns_the_parsed_content(mcp):
         {"message": "pong", "count": 1}, {"status": "online"}]
     assert mcp.CallToolsParallel("echo", [{"name": "ping"}, {"name": "echo", "arguments": {"message": "hello"}}]) == [
         {"message": "pong", "count": 1}, {"echo": "hello", "uppercase": False, "original_length": 5}]
+
+
+def test_a_failed_call_of_call_tools_is_its_slots_text_not_the_whole_calls_error(mcp):
+    """gou's client (41aeff7 mcp/client/tools.go:165-176, 222-233) makes each failed call of CallTools /
+    CallToolsParallel an isError result "Error calling tool NAME: failed to call tool: ERR" (:105), which
+    agent/context/mcp.go:586-596 parses as any result: the hook reads the text in that slot, the other calls
+    answer. CallTool alone still throws, and an unknown server fails the whole call (mcp.go:297-301)."""
+    hung = ("Error calling tool hang: failed to call tool: MCP server 'echo': tools/call 'hang' did not answer "
+            "within 2 s (timeout=)")
+    assert mcp.CallToolsParallel("echo", [{"name": "hang"}, {"name": "ping"}]) == [hung, {"message": "pong", "count": 1}]
+    assert mcp.CallTools("echo", [{"name": "ping"}, {"name": "hang"}]) == [{"message": "pong", "count": 1}, hung]
+    assert mcp.CallTools("py", [{"name": "double", "arguments": {"n": 2}}, {"name": "triple"}]) == [
+        {"value": 4}, "Error calling tool triple: failed to call tool: tool 'triple' not found on MCP server 'py' "
+                      "(registered: double)"]
+    with pytest.raises(YaoServiceError, match="did not answer within 2 s"):
+        mcp.CallTool("echo", "hang", {})
+    with pytest.raises(NotAvailableHere, match="MCP server 'nowhere' is not available here"):
+        mcp.CallToolsParallel("nowhere", [{"name": "ping"}])
 
 
 def test_prompts_list_and_get(mcp):

@@ -95,16 +95,31 @@ class Mcp(BatchMethods):
 
     def CallTools(self, *args: Any) -> list:  # noqa: N802
         server, calls = self._tool_list("CallTools", args)
-        return [self._call(server, name, arguments) for name, arguments in calls]
+        self._server(server)  # an unknown server fails the whole call (mcp.Select, agent/context/mcp.go:243-247)
+        return [self._slot(server, name, arguments) for name, arguments in calls]
 
     def CallToolsParallel(self, *args: Any) -> list:  # noqa: N802
         server, calls = self._tool_list("CallToolsParallel", args)
-        batch = fan_out([lambda slot, n=name, a=arguments: self._call(server, n, a) for name, arguments in calls],
+        self._server(server)
+        batch = fan_out([lambda slot, n=name, a=arguments: self._slot(server, n, a) for name, arguments in calls],
                         "all", on_error=_raised)
         failed = next((slot for slot in batch.slots if isinstance(slot, _Failed)), None)
-        if failed is not None:  # Yao's client.CallToolsParallel returns its error: the call throws
+        if failed is not None:  # the request's stop: the hook ends rather than reading a slot of errors
             raise failed.error
         return batch.slots
+
+    def _slot(self, server_id: str, tool: str, arguments: dict) -> Any:
+        """One call of ``CallTools`` / ``CallToolsParallel``: its failure is its slot's answer, as Yao's MCP
+        client gives it (gou 41aeff7 ``mcp/client/tools.go:105, 165-176, 222-233``: an ``isError`` result
+        "Error calling tool NAME: failed to call tool: …", parsed as any result), not the whole call's, as
+        ``CallTool``'s is. A stop of the request still ends the call."""
+        try:
+            return self._call(server_id, tool, arguments)
+        except Exception as error:  # noqa: BLE001 - a failed call is a result here, as in Yao
+            if self._stopped():
+                raise
+            text = f"Error calling tool {tool}: failed to call tool: {error}"
+            return parse_tool_content({"content": [{"type": "text", "text": text}], "isError": True})
 
     def ListResources(self, *args: Any) -> Any:  # noqa: N802
         server = self._real("ListResources", args, 1, "ListResources requires mcp parameter")
