@@ -2,7 +2,8 @@
 server over stdio (tests/fixtures/mcp_server.py, shaped like Yao's echo test server).
 
 Yao at YaoApp/yao 5a3f9a6a: ``agent/assistant/mcp.go`` (``MCPToolName`` :31-39, ``ParseMCPToolName`` :48-71,
-``buildMCPTools`` :75-216, ``executeSingleToolCall`` :240-415, ``isRetryableToolError`` :484-535),
+``buildMCPTools`` :75-216, ``executeSingleToolCall`` :240-415, ``executeMultipleToolCallsParallel`` :417-677,
+``isRetryableToolError`` :484-535),
 ``build.go:546-595`` (the tools appended to the completion options), ``agent.go:359-494`` (retry),
 ``loop.go`` (the tool loop), ``agent/store/types/types.go:298-357`` (the server entries' forms).
 Yao's own scenario is ``tests.mcp-tools``: server ``echo`` with tools ``ping`` and ``echo``
@@ -259,3 +260,51 @@ def test_the_requests_stop_ends_a_call_in_flight_on_the_server(tmp_path):
         assert calling.is_set()
         assert [m["type"] for m in context.messages()] == [2]
         assert server.call_tool("status")["isError"] is False
+
+
+# -- several calls in one reply: executeMultipleToolCallsParallel (mcp.go:417-479) ----------------------
+
+def several(*calls: tuple[str, str, object]) -> dict:
+    return {"tool_calls": [{"id": call_id, "name": name, "arguments": arguments} for call_id, name, arguments in calls]}
+
+
+def test_several_calls_are_grouped_by_server_and_one_whose_arguments_do_not_parse_gets_no_result(tmp_path, echo):
+    """mcp.go:427-437 groups the calls by server (Go's map order is random; here, the order of each server's
+    first call), :560-566 skips a call whose arguments jsoniter cannot read into an object (no result, a log
+    line: here the yao_tool_call_dropped diagnostic), and each server's calls run at once (CallToolsParallel)."""
+    counted: list[dict] = []
+    assistant = load_assistant(write_assistant(tmp_path, {"servers": ["echo", "py"]}),
+                               mcp={"echo": echo, "py": {"count": lambda args: counted.append(args) or {"n": 1}}})
+    model = ScriptedModel([several(("call_1", "echo__ping", {"count": 2}), ("call_2", "py__count", {}),
+                                   ("call_3", "echo__echo", "not json"), ("call_4", "echo__status", {})),
+                           "done"], chunk_size=100)
+    result = run_turn(Context(), "go", assistant=assistant, model=model)
+    assert [(t["toolcall_id"], t["result"]) for t in result.response["tools"]] == [
+        ("call_1", {"message": "pong", "count": 2}), ("call_4", {"status": "online"}), ("call_2", {"n": 1})]
+    assert [m["callId"] for m in model.calls[1] if m["type"] == 4] == ["call_1", "call_4", "call_2"]  # no call_3
+    assert [d["code"] for d in result.diagnostics] == ["yao_tool_call_dropped"]
+    assert result.diagnostics[0]["message"].startswith("the model's call call_3 of 'echo__echo' gets no result: "
+                                                       "its arguments are not JSON")
+    assert counted == [{}]
+
+
+def test_a_retryable_failure_among_several_calls_runs_that_servers_calls_again_one_by_one(tmp_path):
+    """mcp.go:464-470: a server's parallel calls with a retryable error (shouldRetrySequential, :538-548) run
+    again sequentially, so each ran twice (the yao_tools_rerun diagnostic says so); then the model is asked
+    again with the errors (agent.go:413-466)."""
+    ran: list[str] = []
+
+    def flaky(args):
+        ran.append("flaky")
+        raise ValueError("invalid city")
+
+    assistant = load_assistant(write_assistant(tmp_path, {"servers": ["py"]}),
+                               mcp={"py": {"flaky": flaky, "count": lambda args: ran.append("count") or {"n": len(ran)}}})
+    model = ScriptedModel([several(("c1", "py__flaky", {}), ("c2", "py__count", {})),
+                           several(("c3", "py__count", {})), "done"], chunk_size=100)
+    result = run_turn(Context(), "go", assistant=assistant, model=model)
+    assert ran == ["flaky", "count", "flaky", "count", "count"]  # the parallel pass, the rerun, the retry's call
+    assert [d["code"] for d in result.diagnostics] == ["yao_tools_rerun"]
+    retried = [m["content"][0]["text"] for m in model.calls[1] if m["type"] == 4]
+    assert retried == ["Error: tool call failed: invalid city", '{"n":4}']  # the rerun's answers (a lone call's)
+    assert result.response["tools"][0]["result"] == {"n": 5}

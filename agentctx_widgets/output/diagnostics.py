@@ -194,6 +194,17 @@ DIAGNOSTICS: dict[str, tuple[str, str]] = {
         "MCP server {server!r}: {problem}",
         "only stdio and http servers run in the notebook",
     ),
+    "yao_tool_call_dropped": (
+        "the model's call {call_id} of {name!r} gets no result: {why}",
+        "Yao runs several calls of one reply this way (agent/assistant/mcp.go:417-677); the model then sees a "
+        "tool call without its result",
+    ),
+    "yao_tools_rerun": (
+        "the {count} calls to MCP server {server!r} ran again one after another, because one failed with an "
+        "error the model can fix",
+        "Yao does this (agent/assistant/mcp.go:464-470): each of those calls ran twice; a tool with side effects "
+        "had them twice",
+    ),
     "yao_mcp_not_offered": (
         "MCP server {server!r}: {problem}",
         "register it with load_assistant(path, mcp={{...}}) or start_mcp=True; a server id must not contain '_'",

@@ -505,6 +505,70 @@ async def call_offered(registry: Mcp | None, name: str, raw_arguments: Any) -> t
     return server_id, tool, parsed_content(answer.get("content") or []), "", False
 
 
+@dataclass
+class ParallelAnswer:
+    """One call of :func:`call_parallel`: its ToolCallResponse parts, or ``dropped`` (why it got none)."""
+
+    call: dict
+    tool: str = ""
+    result: Any = None
+    error: str = ""
+    retryable: bool = False
+    dropped: str = ""
+
+
+async def call_parallel(server: dict[str, Callable[[dict], Any]] | McpServer, server_id: str,
+                        calls: list[dict]) -> list[ParallelAnswer]:
+    """The calls of one reply to one server, as ``executeServerToolsParallelWithTrace`` runs them
+    (``agent/assistant/mcp.go:551-677`` at 5a3f9a6a): arguments read as strict JSON into an object, else
+    the call is dropped (``:560-566``, no result); no schema check; all at once (``CallToolsParallel``,
+    gou ``mcp/client/tools.go:190-236``: a failed call is an ``isError`` result "Error calling tool …");
+    an ``isError`` result is the error "tool call error: <its content as JSON>" (``:651-661``)."""
+    answers, ready = [], []
+    for call in calls:
+        tool = (parse_mcp_tool_name(call["function"]["name"]) or ("", ""))[1]
+        raw = call["function"].get("arguments")
+        try:
+            arguments = {} if raw in (None, "") else orjson.loads(raw) if isinstance(raw, (str, bytes)) else raw
+        except orjson.JSONDecodeError as error:
+            answers.append(ParallelAnswer(call, tool, dropped=f"its arguments are not JSON ({error})"))
+            continue
+        if arguments is not None and not isinstance(arguments, dict):
+            answers.append(ParallelAnswer(call, tool, dropped=f"its arguments are not an object "
+                                                               f"({type(arguments).__name__})"))
+            continue
+        answer = ParallelAnswer(call, tool)
+        answers.append(answer)
+        ready.append((answer, arguments or {}))
+    contents = await asyncio.gather(*(_content_of(server, server_id, answer.tool, arguments)
+                                      for answer, arguments in ready))
+    for (answer, _), (content, is_error, value) in zip(ready, contents):
+        if is_error:
+            answer.error = f"tool call error: {orjson.dumps(content).decode()}"
+            answer.retryable = retryable(answer.error)
+        else:
+            answer.result = value
+    return answers
+
+
+async def _content_of(server: dict[str, Callable[[dict], Any]] | McpServer, server_id: str, tool: str,
+                      arguments: dict) -> tuple[list, bool, Any]:
+    """One call of ``CallToolsParallel``: ``(content, isError, the value a hook reads)``; a failure is gou's
+    ``isError`` text result (``mcp/client/tools.go:105, 222-233``)."""
+    try:
+        if isinstance(server, McpServer):
+            answer = await server.acall_tool(tool, arguments)
+            content = answer.get("content") or []
+            return content, bool(answer.get("isError")), parsed_content(content)
+        if tool not in server:
+            raise YaoServiceError(f"tool {tool!r} not found on MCP server {server_id!r} "
+                                  f"(registered: {', '.join(sorted(server)) or 'none'})")
+        value = json_value(await call_user_code(server[tool], arguments), f"{server_id}.{tool}")
+        return [{"type": "text", "text": orjson.dumps(value).decode()}], False, value
+    except Exception as error:  # noqa: BLE001 - a failed call is an isError result (gou tools.go:222-233)
+        return [{"type": "text", "text": f"Error calling tool {tool}: failed to call tool: {error}"}], True, None
+
+
 def _arguments(raw: Any) -> tuple[dict, str]:
     """The call's arguments as an object, or the retryable error Yao gives (``mcp.go:313-342``); the schema
     check that follows (``:344-356``) is ``McpServer.arguments_problem``."""

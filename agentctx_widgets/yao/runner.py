@@ -88,7 +88,8 @@ from .wire import (ASSISTANT_FIELDS, EVENT_TEXT, STREAM_END, STREAM_START, assis
                    stream_end_data, stream_start_data, to_wire)
 from .writers import OpenAIWriter, writer_for
 from .memory import MemoryStore
-from .registries import OfferedTool, call_offered, mcp_server_configs, offered_tools, parse_mcp_tool_name, retryable
+from .registries import (OfferedTool, call_offered, call_parallel, mcp_server_configs, offered_tools,
+                         parse_mcp_tool_name, retryable)
 from .output import IdGenerator
 from .hook_sets import PythonYaoHooks, YaoHooks, as_yao_hooks, hooks_for
 from .request_shapes import (CREATE_FIELDS, MODEL_OPTION_FIELDS, NEXT_FIELDS, as_json, call_arguments,
@@ -544,16 +545,55 @@ class _Request:
         return (getattr(self.assistant, "services", None) or {}).get("mcp")
 
     async def _run_tools(self, calls: list[dict]) -> tuple[list[dict], bool, bool]:
-        """Run each call; returns (ToolCallResponses, any failed, any failure retryable)."""
-        answers, failed, again = [], False, False
+        """Run a reply's calls as ``executeToolCalls`` does (``mcp.go:223-237``): one alone, else
+        :meth:`_run_several`; returns (ToolCallResponses, any failed, any failure retryable)."""
+        ran = [await self._run_tool(calls[0])] if len(calls) == 1 else await self._run_several(calls)
         for call in calls:
-            answer, can_retry = await self._run_tool(call)
-            answers.append(answer)
-            failed, again = failed or bool(answer.get("error")), again or can_retry
             self.call_names[call["id"]] = call["function"]["name"]
-        for answer in answers:
+        for answer, _ in ran:
             self.context.append(self._tool_message(answer))
-        return answers, failed, again
+        return ([answer for answer, _ in ran], any(answer.get("error") for answer, _ in ran),
+                any(can_retry for _, can_retry in ran))
+
+    async def _run_several(self, calls: list[dict]) -> list[tuple[dict, bool]]:
+        """Several calls, as ``executeMultipleToolCallsParallel`` (``mcp.go:417-479``): grouped by server
+        (in the order of their first call; Go's map order is random), each server's calls at once
+        (``registries.call_parallel``), run again one after another when one failed retryably
+        (``:464-470``, ``yao_tools_rerun``); a call whose name or arguments do not parse gets no result
+        (``yao_tool_call_dropped``). Python tools (ours, not Yao's) run first, each as a lone call."""
+        ran = [await self._run_tool(call) for call in calls if call["function"]["name"] in self.tools]
+        groups: dict[str, list[dict]] = {}
+        for call in calls:
+            name = call["function"]["name"]
+            parsed = None if name in self.tools else parse_mcp_tool_name(name)
+            if parsed is not None:
+                groups.setdefault(parsed[0], []).append(call)
+            elif name not in self.tools:
+                self._dropped(call, "its name is not server__tool (mcp.go:428-433)")
+        registry = self._mcp_registry()
+        for server_id, group in groups.items():
+            server = registry.servers.get(server_id) if registry is not None else None
+            if server is None:  # every call fails to select the client, nothing runs (mcp.go:443-455)
+                ran += [await self._run_tool(call) for call in group]
+                continue
+            answers = await call_parallel(server, server_id, group)
+            if any(answer.error and answer.retryable for answer in answers):
+                self.shared.report("yao_tools_rerun", f"assistant {self._id()!r}", server=server_id,
+                                   count=len(group))
+                ran += [await self._run_tool(call) for call in group]
+                continue
+            for answer in answers:
+                if answer.dropped:
+                    self._dropped(answer.call, answer.dropped)
+                    continue
+                response = tool_call_response(answer.call, result=answer.result, error=answer.error)
+                response.update(server=server_id, tool=answer.tool)
+                ran.append((response, answer.retryable))
+        return ran
+
+    def _dropped(self, call: dict, why: str) -> None:
+        self.shared.report("yao_tool_call_dropped", f"assistant {self._id()!r}", call_id=call["id"],
+                           name=call["function"]["name"], why=why)
 
     async def _run_tool(self, call: dict) -> tuple[dict, bool]:
         """One call: a Python tool by its name, else ``server__tool`` on the assistant's MCP server
