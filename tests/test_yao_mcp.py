@@ -71,6 +71,33 @@ def test_a_failed_call_of_call_tools_is_its_slots_text_not_the_whole_calls_error
         mcp.CallToolsParallel("nowhere", [{"name": "ping"}])
 
 
+def test_call_tools_parallel_ends_at_the_hooks_limit_and_checks_every_argument_first(mcp, monkeypatch):
+    """The calls run on threads of their own, where the hook's time or wall limit (what the bridge reports
+    for the hook's own thread) is not seen: the wait asks it, stops, and tells every call to end, instead of
+    returning slots once the server's own timeout passed. Arguments are converted before any call runs, as
+    the binding converts the whole array first (jsapi_mcp.go:166-169)."""
+    import threading
+
+    from agentctx_widgets.yao import values
+    from agentctx_widgets.yao.fanout import FanOutStopped
+
+    limit, calling = threading.Event(), threading.Event()
+    monkeypatch.setattr(values, "bound_call_stopped", lambda: "time" if limit.is_set() else None)
+    server = mcp.servers["echo"]
+    original = server.call_tool
+    monkeypatch.setattr(server, "call_tool", lambda *args, **kwargs: (calling.set(), original(*args, **kwargs))[1])
+    threading.Thread(target=lambda: calling.wait(60) and limit.set()).start()  # the limit, once the call is on
+    with pytest.raises(FanOutStopped):
+        mcp.CallToolsParallel("echo", [{"name": "hang"}])
+    monkeypatch.undo()
+    ran = []
+    mcp.register("tracked", {"t": lambda args: ran.append(args) or 1})
+    with pytest.raises(YaoServiceError, match="^invalid tools parameter: "):
+        mcp.CallTools("tracked", [{"name": "t", "arguments": {"n": 1}}, {"name": "t", "arguments": {"n": 2 ** 70}}])
+    assert ran == []
+    assert mcp.CallToolsParallel("echo", [{"name": "ping"}]) == [{"message": "pong", "count": 1}]  # still serves
+
+
 def test_prompts_list_and_get(mcp):
     """jsapi_mcp_integration_test.go:209-262."""
     prompts = mcp.ListPrompts("echo", "")["prompts"]

@@ -308,3 +308,19 @@ def test_a_retryable_failure_among_several_calls_runs_that_servers_calls_again_o
     retried = [m["content"][0]["text"] for m in model.calls[1] if m["type"] == 4]
     assert retried == ["Error: tool call failed: invalid city", '{"n":4}']  # the rerun's answers (a lone call's)
     assert result.response["tools"][0]["result"] == {"n": 5}
+
+
+def test_a_failed_calls_result_is_its_parsed_content_as_yao_gives_it(echo):
+    """agent.go:390-400 sets every ToolCallResponse's result to ParsedContent (types.go:97-149), of a failed
+    call too: an isError result's content parsed (the text, not JSON), or the error text itself."""
+    import asyncio
+
+    from agentctx_widgets.yao.registries import Mcp, call_offered
+
+    registry = Mcp()
+    registry.register("echo", echo)
+    _, _, result, error, again = asyncio.run(call_offered(registry, "echo__fail", '{"reason": "bad city"}'))
+    assert result == "Error executing tool fail: failed on purpose: bad city" and again is True
+    assert error == 'tool call error: [{"type":"text","text":"Error executing tool fail: failed on purpose: bad city"}]'
+    _, _, result, error, again = asyncio.run(call_offered(registry, "nowhere__x", "{}"))
+    assert result == error and error.startswith("failed to select MCP client 'nowhere': ") and again is False

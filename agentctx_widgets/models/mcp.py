@@ -82,9 +82,9 @@ _STOP = threading.local()
 def stopping(check: Callable[[], Any]) -> Iterator[None]:
     """Calls made on this thread inside the block also end when ``check()`` says why (a Yao request's stop,
     seen from a JavaScript hook's bridge thread, where Ctrl-C does not land): the call is cancelled and
-    raises :class:`McpError` saying it was stopped."""
+    raises :class:`McpError` saying it was stopped. Inside another such block, either check ends them."""
     previous = getattr(_STOP, "check", None)
-    _STOP.check = check
+    _STOP.check = check if previous is None else (lambda: check() or previous())
     try:
         yield
     finally:

@@ -200,8 +200,8 @@ DIAGNOSTICS: dict[str, tuple[str, str]] = {
         "tool call without its result",
     ),
     "yao_tools_rerun": (
-        "the {count} calls to MCP server {server!r} ran again one after another, because one failed with an "
-        "error the model can fix",
+        "the calls to MCP server {server!r} in this reply ({count}) ran again one after another, because one "
+        "failed with an error the model can fix",
         "Yao does this (agent/assistant/mcp.go:464-470): each of those calls ran twice; a tool with side effects "
         "had them twice",
     ),

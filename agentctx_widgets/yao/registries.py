@@ -96,27 +96,30 @@ class Mcp(BatchMethods):
     def CallTools(self, *args: Any) -> list:  # noqa: N802
         server, calls = self._tool_list("CallTools", args)
         self._server(server)  # an unknown server fails the whole call (mcp.Select, agent/context/mcp.go:243-247)
-        return [self._slot(server, name, arguments) for name, arguments in calls]
+        return [self._slot(server, name, arguments, None) for name, arguments in calls]
 
     def CallToolsParallel(self, *args: Any) -> list:  # noqa: N802
         server, calls = self._tool_list("CallToolsParallel", args)
         self._server(server)
-        batch = fan_out([lambda slot, n=name, a=arguments: self._slot(server, n, a) for name, arguments in calls],
-                        "all", on_error=_raised)
+        batch = fan_out([lambda slot, n=name, a=arguments: self._slot(server, n, a, slot.cancel)
+                         for name, arguments in calls], "all", on_error=_raised, stopped=self._stopped)
         failed = next((slot for slot in batch.slots if isinstance(slot, _Failed)), None)
         if failed is not None:  # the request's stop: the hook ends rather than reading a slot of errors
             raise failed.error
         return batch.slots
 
-    def _slot(self, server_id: str, tool: str, arguments: dict) -> Any:
+    def _slot(self, server_id: str, tool: str, arguments: dict, cancel: Any) -> Any:
         """One call of ``CallTools`` / ``CallToolsParallel``: its failure is its slot's answer, as Yao's MCP
         client gives it (gou 41aeff7 ``mcp/client/tools.go:105, 165-176, 222-233``: an ``isError`` result
         "Error calling tool NAME: failed to call tool: …", parsed as any result), not the whole call's, as
-        ``CallTool``'s is. A stop of the request still ends the call."""
+        ``CallTool``'s is. A stop of the request, or of the batch (``cancel``: the hook's limit), still ends
+        the call."""
+        cancelled = (lambda: "the batch was stopped" if cancel is not None and cancel.is_set() else None)
         try:
-            return self._call(server_id, tool, arguments)
+            with stopping(cancelled):
+                return self._call(server_id, tool, arguments)
         except Exception as error:  # noqa: BLE001 - a failed call is a result here, as in Yao
-            if self._stopped():
+            if self._stopped() or cancelled():
                 raise
             text = f"Error calling tool {tool}: failed to call tool: {error}"
             return parse_tool_content({"content": [{"type": "text", "text": text}], "isError": True})
@@ -190,7 +193,8 @@ class Mcp(BatchMethods):
                 raise YaoServiceError("each tool must be an object")
             if not isinstance(item.get("name"), str):
                 raise YaoServiceError("tool name is required")
-            calls.append((item["name"], item.get("arguments") if isinstance(item.get("arguments"), dict) else {}))
+            arguments = item.get("arguments") if isinstance(item.get("arguments"), dict) else {}
+            calls.append((item["name"], json_value(arguments, "invalid tools parameter")))  # jsapi_mcp.go:166-169
         return js_string(args[0]), calls
 
     def _batch(self, method: str, args: tuple, mode: Any) -> list:
@@ -476,18 +480,19 @@ def _filtered(server_id: str, listed: list[dict], wanted: list[str], room: int,
 async def call_offered(registry: Mcp | None, name: str, raw_arguments: Any) -> tuple[str, str, Any, str, bool]:
     """A model's call of ``server__tool`` as ``executeSingleToolCall`` runs it (``mcp.go:240-415``): returns
     ``(server_id, tool, result, error, retryable)``; the result is the content parsed as ``ParsedContent``
-    (``agent/assistant/types.go:97-149``). Cancelling the awaiting task cancels the call on the server."""
+    (``agent/assistant/types.go:97-149``) — of a failed call too (``agent.go:390-400``): the error text, or
+    an ``isError`` result's content. Cancelling the awaiting task cancels the call on the server."""
     server_id, tool = parse_mcp_tool_name(name) or ("", "")
     server = registry.servers.get(server_id) if registry is not None else None
     if server is None:  # not retryable (mcp.go:266-275)
         text = f"failed to select MCP client '{server_id}': {_where_registered(server_id)}"
-        return server_id, tool, None, text, False
+        return server_id, tool, text, text, False
     arguments, invalid = _arguments(raw_arguments)
     if not invalid and isinstance(server, McpServer):  # checked against the listed schema (mcp.go:344-356)
         problem = server.arguments_problem(tool, arguments)
         invalid = f"argument validation failed: {problem}" if problem else ""
     if invalid:  # bad arguments are the model's to fix (mcp.go:313-356)
-        return server_id, tool, None, invalid, True
+        return server_id, tool, invalid, invalid, True
     try:
         if isinstance(server, McpServer):
             answer = await server.acall_tool(tool, arguments)
@@ -498,10 +503,10 @@ async def call_offered(registry: Mcp | None, name: str, raw_arguments: Any) -> t
                                   f"(registered: {', '.join(sorted(server)) or 'none'})")
     except Exception as error:  # noqa: BLE001 - a failed call is an answer (mcp.go:364-376)
         text = f"tool call failed: {error}"
-        return server_id, tool, None, text, retryable(text)
+        return server_id, tool, text, text, retryable(text)
     if answer.get("isError"):  # the content is the error the model reads (mcp.go:394-404)
         text = f"tool call error: {orjson.dumps(answer.get('content') or []).decode()}"
-        return server_id, tool, None, text, retryable(text)
+        return server_id, tool, parsed_content(answer.get("content") or []), text, retryable(text)
     return server_id, tool, parsed_content(answer.get("content") or []), "", False
 
 
@@ -543,11 +548,10 @@ async def call_parallel(server: dict[str, Callable[[dict], Any]] | McpServer, se
     contents = await asyncio.gather(*(_content_of(server, server_id, answer.tool, arguments)
                                       for answer, arguments in ready))
     for (answer, _), (content, is_error, value) in zip(ready, contents):
+        answer.result = parsed_content(content) if is_error else value  # ParsedContent, failed or not
         if is_error:
             answer.error = f"tool call error: {orjson.dumps(content).decode()}"
             answer.retryable = retryable(answer.error)
-        else:
-            answer.result = value
     return answers
 
 

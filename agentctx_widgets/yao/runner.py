@@ -609,11 +609,13 @@ class _Request:
         if ran.ok:
             return tool_call_response(call, result=as_json(ran.value, name)), False
         if ran.missing:
-            return tool_call_response(call, error=f"failed to select MCP client for tool {name!r}"), False
-        if ran.invalid is not None:
-            return tool_call_response(call, error=f"argument validation failed: {ran.invalid}"), True
-        text = f"tool call failed: {ran.failure}"  # a tool's failure is a result the request handles
-        return tool_call_response(call, error=text), retryable(text)
+            text, again = f"failed to select MCP client for tool {name!r}", False
+        elif ran.invalid is not None:
+            text, again = f"argument validation failed: {ran.invalid}", True
+        else:  # a tool's failure is a result the request handles
+            text = f"tool call failed: {ran.failure}"
+            again = retryable(text)
+        return tool_call_response(call, result=text, error=text), again  # its ParsedContent is the text
 
     def _tool_message(self, answer: dict) -> dict:
         """The tool result's Context message, named as the model called the tool (``server__tool``)."""
