@@ -381,17 +381,26 @@ def test_a_hook_that_throws_after_passing_its_budget_fails_with_the_budget_error
 
 
 class RaceModel:
-    """gpt-4o: a "fast" request answers at once (10 in / 1 out); any other starts and streams nothing until it
-    is cancelled, then takes a while to close (as an SDK closing its connection), billed for its input."""
+    """gpt-4o: a "fast" request answers (10 in / 1 out) once the other has started; any other starts, streams
+    nothing until it is cancelled, then takes a while to close (as an SDK closing its connection), and is
+    billed for its input. (The fast one waits, or on a busy machine it could win before the other began, and a
+    call that never started is billed nothing.)"""
 
     model = "gpt-4o"
+
+    def __init__(self) -> None:
+        self.slow_started = threading.Event()
 
     def stream(self, messages, *, options=None):
         fast = "fast" in json.dumps(messages)
 
         async def events():
             yield {"type": "start", "model": "gpt-4o"}
-            if not fast:
+            if fast:
+                while not self.slow_started.is_set():
+                    await asyncio.sleep(0.01)
+            else:
+                self.slow_started.set()  # its start was taken: the stream is open, billed from here
                 try:
                     while True:
                         await asyncio.sleep(0.01)
