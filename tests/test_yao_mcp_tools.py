@@ -103,7 +103,8 @@ def test_a_tool_error_the_model_can_fix_asks_it_again(tmp_path, echo):
     assert len(model.calls) == 3
     error, prompt = model.calls[1][-2], model.calls[1][-1]
     assert error["error"] is True and error["name"] == "echo__fail"
-    assert error["content"][0]["text"] == ('Error: tool call error: [{"type":"text","text":'
+    # a retry request shows ToolCallResult.Content as it is (agent.go:824-829): the isError result's content
+    assert error["content"][0]["text"] == ('[{"type":"text","text":'
                                            '"Error executing tool fail: failed on purpose: bad city"}]')
     assert prompt["type"] == 1
     assert result.response["tools"][0]["result"] == {"message": "pong", "count": 2}
@@ -143,9 +144,9 @@ def test_bad_arguments_are_retryable(tmp_path, echo):
                            "5"], chunk_size=100)
     result = run_turn(Context(), "echo 5", assistant=assistant, model=model)
     assert result.ok, result.error
-    assert model.calls[1][-2]["content"][0]["text"] == "Error: arguments must be an object, got list"
+    assert model.calls[1][-2]["content"][0]["text"] == "arguments must be an object, got list"  # Content
     refused = model.calls[2][-2]["content"][0]["text"]
-    assert refused == "Error: argument validation failed: arguments.message: 5 is not of type 'string'"
+    assert refused == "argument validation failed: arguments.message: 5 is not of type 'string'"
     assert result.response["tools"][0]["result"]["echo"] == "5"
 
 
@@ -306,7 +307,8 @@ def test_a_retryable_failure_among_several_calls_runs_that_servers_calls_again_o
     assert ran == ["flaky", "count", "flaky", "count", "count"]  # the parallel pass, the rerun, the retry's call
     assert [d["code"] for d in result.diagnostics] == ["yao_tools_rerun"]
     retried = [m["content"][0]["text"] for m in model.calls[1] if m["type"] == 4]
-    assert retried == ["Error: tool call failed: invalid city", '{"n":4}']  # the rerun's answers (a lone call's)
+    # the rerun's answers (a lone call's texts), as a retry request shows them: Content (agent.go:824-829)
+    assert retried == ["tool call failed: invalid city", '[{"type":"text","text":"{\\"n\\":4}"}]']
     assert result.response["tools"][0]["result"] == {"n": 5}
 
 
@@ -319,8 +321,9 @@ def test_a_failed_calls_result_is_its_parsed_content_as_yao_gives_it(echo):
 
     registry = Mcp()
     registry.register("echo", echo)
-    _, _, result, error, again = asyncio.run(call_offered(registry, "echo__fail", '{"reason": "bad city"}'))
+    _, _, result, error, again, content = asyncio.run(call_offered(registry, "echo__fail", '{"reason": "bad city"}'))
     assert result == "Error executing tool fail: failed on purpose: bad city" and again is True
     assert error == 'tool call error: [{"type":"text","text":"Error executing tool fail: failed on purpose: bad city"}]'
-    _, _, result, error, again = asyncio.run(call_offered(registry, "nowhere__x", "{}"))
-    assert result == error and error.startswith("failed to select MCP client 'nowhere': ") and again is False
+    assert content == error.removeprefix("tool call error: ")  # ToolCallResult.Content: the content's JSON
+    _, _, result, error, again, content = asyncio.run(call_offered(registry, "nowhere__x", "{}"))
+    assert result == error == content and error.startswith("failed to select MCP client 'nowhere': ") and again is False

@@ -496,7 +496,8 @@ def test_a_retryable_tool_error_asks_the_model_again() -> None:
     assert len(model.calls) == 3
     retry = model.calls[1]
     assert retry[-2]["type"] == 4 and retry[-2]["error"] is True
-    assert retry[-2]["content"][0]["text"].startswith("Error: argument validation failed:")
+    # the result's Content as it is, no "Error: " (buildToolRetryMessages, agent.go:824-829)
+    assert retry[-2]["content"][0]["text"].startswith("argument validation failed:")
     assert retry[-1]["type"] == 1
     assert result.response["completion"]["content"] == "21 degrees."
 

@@ -477,37 +477,48 @@ def _filtered(server_id: str, listed: list[dict], wanted: list[str], room: int,
                         str(tool.get("description") or ""), tool.get("inputSchema")) for tool in tools]
 
 
-async def call_offered(registry: Mcp | None, name: str, raw_arguments: Any) -> tuple[str, str, Any, str, bool]:
+async def call_offered(registry: Mcp | None, name: str,
+                       raw_arguments: Any) -> tuple[str, str, Any, str, bool, str]:
     """A model's call of ``server__tool`` as ``executeSingleToolCall`` runs it (``mcp.go:240-415``): returns
-    ``(server_id, tool, result, error, retryable)``; the result is the content parsed as ``ParsedContent``
-    (``agent/assistant/types.go:97-149``) — of a failed call too (``agent.go:390-400``): the error text, or
-    an ``isError`` result's content. Cancelling the awaiting task cancels the call on the server."""
+    ``(server_id, tool, result, error, retryable, content)``; the result is the content parsed as
+    ``ParsedContent`` (``agent/assistant/types.go:97-149``) — of a failed call too (``agent.go:390-400``): the
+    error text, or an ``isError`` result's content; ``content`` is ``ToolCallResult.Content``, what a retry
+    request shows the model (``agent.go:824-829``): the result's content as JSON, or the error text.
+    Cancelling the awaiting task cancels the call on the server."""
     server_id, tool = parse_mcp_tool_name(name) or ("", "")
     server = registry.servers.get(server_id) if registry is not None else None
     if server is None:  # not retryable (mcp.go:266-275)
         text = f"failed to select MCP client '{server_id}': {_where_registered(server_id)}"
-        return server_id, tool, text, text, False
+        return server_id, tool, text, text, False, text
     arguments, invalid = _arguments(raw_arguments)
     if not invalid and isinstance(server, McpServer):  # checked against the listed schema (mcp.go:344-356)
         problem = server.arguments_problem(tool, arguments)
         invalid = f"argument validation failed: {problem}" if problem else ""
     if invalid:  # bad arguments are the model's to fix (mcp.go:313-356)
-        return server_id, tool, invalid, invalid, True
+        return server_id, tool, invalid, invalid, True, invalid
     try:
         if isinstance(server, McpServer):
             answer = await server.acall_tool(tool, arguments)
         elif tool in server:
-            return server_id, tool, json_value(await call_user_code(server[tool], arguments), name), "", False
+            value = json_value(await call_user_code(server[tool], arguments), name)
+            return server_id, tool, value, "", False, as_content(value)
         else:
             raise YaoServiceError(f"tool {tool!r} not found on MCP server {server_id!r} "
                                   f"(registered: {', '.join(sorted(server)) or 'none'})")
     except Exception as error:  # noqa: BLE001 - a failed call is an answer (mcp.go:364-376)
         text = f"tool call failed: {error}"
-        return server_id, tool, text, text, retryable(text)
+        return server_id, tool, text, text, retryable(text), text
+    content = answer.get("content") or []
+    raw = orjson.dumps(content).decode()
     if answer.get("isError"):  # the content is the error the model reads (mcp.go:394-404)
-        text = f"tool call error: {orjson.dumps(answer.get('content') or []).decode()}"
-        return server_id, tool, parsed_content(answer.get("content") or []), text, retryable(text)
-    return server_id, tool, parsed_content(answer.get("content") or []), "", False
+        text = f"tool call error: {raw}"
+        return server_id, tool, parsed_content(content), text, retryable(text), raw
+    return server_id, tool, parsed_content(content), "", False, raw
+
+
+def as_content(value: Any) -> str:
+    """A Python function's answer as the one text block a server would send, in JSON (``Content``)."""
+    return orjson.dumps([{"type": "text", "text": orjson.dumps(value).decode()}]).decode()
 
 
 @dataclass
@@ -520,6 +531,8 @@ class ParallelAnswer:
     error: str = ""
     retryable: bool = False
     dropped: str = ""
+    content: str = ""
+    """``ToolCallResult.Content``: the result's content as JSON (``mcp.go:638-650``)."""
 
 
 async def call_parallel(server: dict[str, Callable[[dict], Any]] | McpServer, server_id: str,
@@ -549,6 +562,7 @@ async def call_parallel(server: dict[str, Callable[[dict], Any]] | McpServer, se
                                       for answer, arguments in ready))
     for (answer, _), (content, is_error, value) in zip(ready, contents):
         answer.result = parsed_content(content) if is_error else value  # ParsedContent, failed or not
+        answer.content = orjson.dumps(content).decode()
         if is_error:
             answer.error = f"tool call error: {orjson.dumps(content).decode()}"
             answer.retryable = retryable(answer.error)

@@ -88,8 +88,8 @@ from .wire import (ASSISTANT_FIELDS, EVENT_TEXT, STREAM_END, STREAM_START, assis
                    stream_end_data, stream_start_data, to_wire)
 from .writers import OpenAIWriter, writer_for
 from .memory import MemoryStore
-from .registries import (OfferedTool, call_offered, call_parallel, mcp_server_configs, offered_tools,
-                         parse_mcp_tool_name, retryable)
+from .registries import (OfferedTool, as_content, call_offered, call_parallel, mcp_server_configs,
+                         offered_tools, parse_mcp_tool_name, retryable)
 from .output import IdGenerator
 from .hook_sets import PythonYaoHooks, YaoHooks, as_yao_hooks, hooks_for
 from .request_shapes import (CREATE_FIELDS, MODEL_OPTION_FIELDS, NEXT_FIELDS, as_json, call_arguments,
@@ -311,6 +311,7 @@ class _Request:
         self.last_completion: dict | None = None
         self.mcp_tools: dict[str, OfferedTool] = {}  # the assistant's MCP servers' tools, by Yao's name
         self.call_names: dict[str, str] = {}  # a tool call's id → the name the model called
+        self.contents: dict[str, str] = {}  # a tool call's id → its ToolCallResult.Content (a retry shows it)
 
     # -- the order of Stream -----------------------------------------------------------------------
 
@@ -586,6 +587,7 @@ class _Request:
                 if answer.dropped:
                     self._dropped(answer.call, answer.dropped)
                     continue
+                self.contents[answer.call["id"]] = answer.content
                 response = tool_call_response(answer.call, result=answer.result, error=answer.error)
                 response.update(server=server_id, tool=answer.tool)
                 ran.append((response, answer.retryable))
@@ -600,14 +602,16 @@ class _Request:
         (``mcp.go:240-415``); returns its ToolCallResponse and whether its failure is retryable."""
         name = call["function"]["name"]
         if name not in self.tools and parse_mcp_tool_name(name) is not None:
-            server_id, tool, result, error, can_retry = await call_offered(
+            server_id, tool, result, error, can_retry, self.contents[call["id"]] = await call_offered(
                 self._mcp_registry(), name, call["function"].get("arguments"))
             answer = tool_call_response(call, result=result, error=error)
             answer.update(server=server_id, tool=tool)  # ToolCallResult.Server / Tool (types.go:62-73)
             return answer, can_retry
         ran = await call_tool(self.tools, name, call_arguments(call))
         if ran.ok:
-            return tool_call_response(call, result=as_json(ran.value, name)), False
+            value = as_json(ran.value, name)
+            self.contents[call["id"]] = as_content(value)
+            return tool_call_response(call, result=value), False
         if ran.missing:
             text, again = f"failed to select MCP client for tool {name!r}", False
         elif ran.invalid is not None:
@@ -615,7 +619,17 @@ class _Request:
         else:  # a tool's failure is a result the request handles
             text = f"tool call failed: {ran.failure}"
             again = retryable(text)
+        self.contents[call["id"]] = text
         return tool_call_response(call, result=text, error=text), again  # its ParsedContent is the text
+
+    def _retry_message(self, answer: dict) -> dict:
+        """A tool result in a retry request: its ``ToolCallResult.Content`` as it is (``agent.go:824-829``:
+        the content's JSON, or the error text), where the tool loop writes ``Error: …`` (``loop.go:144-151``)."""
+        message = self._tool_message(answer)
+        content = self.contents.get(answer["toolcall_id"])
+        if content is not None:
+            message["content"] = [{"type": "text", "text": content}]
+        return message
 
     def _tool_message(self, answer: dict) -> dict:
         """The tool result's Context message, named as the model called the tool (``server__tool``)."""
@@ -633,7 +647,7 @@ class _Request:
                 raise RequestFailed("tool calls failed with non-retryable errors (MCP internal issues)")
             if attempt == MAX_TOOL_ATTEMPTS - 1:
                 raise RequestFailed(f"tool calls failed after {MAX_TOOL_ATTEMPTS} attempts")
-            messages = [*messages, message, *(self._tool_message(t) for t in tools),
+            messages = [*messages, message, *(self._retry_message(t) for t in tools),
                         {"type": 1, "content": [{"type": "text", "text": TOOL_RETRY_PROMPT}]}]
             current, message = await self._llm(messages, options)
             if not current.get("tool_calls"):
