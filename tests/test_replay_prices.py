@@ -19,10 +19,9 @@ import pytest
 from genai_prices.types import ModelPrice
 
 from agentctx_widgets import Context, ScriptedModel, run_turn
-from agentctx_widgets.context import cost as cost_module
 from agentctx_widgets.context.cost import PriceError, Repriced, cost_of_calls, recorded_cost, table_prices
 from agentctx_widgets.models import replay as replay_module
-from agentctx_widgets.models.replay import ReplayFileError, ReplayModel
+from agentctx_widgets.models.replay import ReplayFileError, ReplayModel, request_key
 
 run_turn = functools.partial(run_turn, check=False)
 
@@ -194,12 +193,12 @@ def test_recording_never_fails_because_of_pricing(tmp_path, monkeypatch):
 
 
 def test_the_key_hashes_the_request_only(tmp_path):
+    """The stored prices are not part of the key: it is the hash of the request alone, so a line keeps its
+    key when prices are added to it (add_prices.py) or stripped."""
     path = tmp_path / "calls.jsonl"
     record(path)
-    with_prices = lines_of(path)[0]["key"]
-    rewrite(path, lambda entry: entry.pop("prices"))
-    record(tmp_path / "again.jsonl")
-    assert lines_of(tmp_path / "again.jsonl")[0]["key"] == with_prices == lines_of(path)[0]["key"]
+    (entry,) = lines_of(path)
+    assert "prices" in entry and entry["key"] == request_key(entry["request"])
 
 
 def test_a_forged_recorded_prices_field_on_an_event_is_not_believed(tmp_path, doubled_table):
@@ -292,7 +291,14 @@ def test_recorded_and_table_costs_add_with_both_sources():
                            {"usage": USAGE, "model": "gpt-4o", "recordedPrices": GPT_4O}])
     assert total.total == Decimal("0.007")
     assert total.source == f"{TABLE} + recorded: {TABLE}"
-    assert cost_module.reprice([{"usage": USAGE, "model": "gpt-4o", "recordedPrices": GPT_4O}]).delta == 0
+
+
+def test_repriced_shows_the_recorded_price_beside_todays(doubled_table):
+    """Recorded at $2.50 / $10 per million (1000 x 2.5 + 100 x 10 = $0.0035), today $5 / $20 ($0.007)."""
+    calls = [{"usage": USAGE, "model": "gpt-4o", "recordedPrices": GPT_4O}]
+    repriced = Repriced(cost_of_calls(calls), cost_of_calls(calls, recorded=False))
+    assert (repriced.recorded.total, repriced.today.total, repriced.delta) == (
+        Decimal("0.0035"), Decimal("0.007"), Decimal("0.0035"))
 
 
 def test_a_contexts_lifetime_cost_keeps_the_recorded_price_too(tmp_path):

@@ -49,7 +49,7 @@ from typing import Any, NamedTuple
 
 from .usage_data import usage_normalize
 
-__all__ = ["PRICE_KEYS", "Cost", "PriceError", "Repriced", "cost", "cost_of_calls", "recorded_cost", "reprice",
+__all__ = ["PRICE_KEYS", "Cost", "PriceError", "Repriced", "cost", "cost_delta", "cost_of_calls", "recorded_cost",
            "table_prices"]
 
 CURRENCY = "USD"
@@ -707,6 +707,13 @@ def _user_names(checked: Mapping[str, tuple], model: Any, provider: Any) -> bool
     return name != model and _user_entry(checked, name, provider) is not None
 
 
+def cost_delta(old: Cost | None, new: Cost | None) -> Decimal | None:
+    """``new - old`` when both are there and fully priced, else ``None`` (a turn's reprice, a suite's Δ)."""
+    if old is None or new is None or old.total is None or new.total is None or old.unpriced or new.unpriced:
+        return None
+    return new.total - old.total
+
+
 class Repriced(NamedTuple):
     """The same calls at the prices they were recorded with and at today's table
     (``TurnResult.reprice()``); it unpacks: ``recorded, today = result.reprice()``."""
@@ -717,10 +724,7 @@ class Repriced(NamedTuple):
     @property
     def delta(self) -> Decimal | None:
         """Today's total less the recorded one; ``None`` when either is not fully priced."""
-        then, now = self
-        if then.total is None or now.total is None or then.unpriced or now.unpriced:
-            return None
-        return now.total - then.total
+        return cost_delta(self.recorded, self.today)
 
     def __str__(self) -> str:
         delta = self.delta
@@ -730,9 +734,3 @@ class Repriced(NamedTuple):
                           f"today's prices:  {self.today} ({self.today.source or 'no source'})",
                           f"Δ cost: {shown}"))
 
-
-def reprice(calls: Iterable[Mapping[str, Any]], *, prices: Mapping[str, Any] | None = None) -> Repriced:
-    """``calls`` at their recorded prices (as :func:`cost_of_calls` prices them) and at today's table
-    (recorded prices ignored); ``prices=`` applies to both."""
-    calls = list(calls)
-    return Repriced(cost_of_calls(calls, prices=prices), cost_of_calls(calls, prices=prices, recorded=False))

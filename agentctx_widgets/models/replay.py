@@ -208,7 +208,7 @@ class ReplayModel:
         if _is_error(last) and isinstance(last.get("error"), dict) and last["error"].get("code") in NOT_RECORDED:
             return
         entry = {"key": key, "model": request["model"], "request": request, "events": events}
-        prices = _prices_of(events)
+        prices = prices_of(events)
         if prices is not None:
             entry["prices"] = prices
         line = orjson.dumps(entry, option=orjson.OPT_NON_STR_KEYS)
@@ -348,7 +348,7 @@ def _replayed(entry: dict) -> list[dict]:
     return events
 
 
-def _prices_of(events: list[dict]) -> dict | None:
+def prices_of(events: list[dict]) -> dict | None:
     """The table's prices for the model that answered a finished call (module docstring), or ``None``:
     a failed call, a model the table does not know, or anything going wrong while pricing."""
     done = events[-1] if events and isinstance(events[-1], dict) and events[-1].get("type") == "done" else None

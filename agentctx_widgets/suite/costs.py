@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from ..context.cost import Cost, PriceError, check_prices, cost_label, cost_of_calls, money
+from ..context.cost import Cost, PriceError, check_prices, cost_delta, cost_label, cost_of_calls, money
 from ..html.common import esc
 
 __all__ = ["NOT_RECORDED", "RecordedPrices", "cost_delta", "cost_text", "delta_text", "priced_turn", "prices_json",
@@ -115,13 +115,6 @@ def prices_json(prices: Mapping | None) -> dict | None:
 def cost_text(cost: Cost | None) -> str:
     """One cost as a report shows it (the module docstring)."""
     return NOT_RECORDED if cost is None else cost_label(cost)
-
-
-def cost_delta(old: Cost | None, new: Cost | None) -> Decimal | None:
-    """``new - old`` when both are there and fully priced, else ``None``."""
-    if old is None or new is None or old.total is None or new.total is None or old.unpriced or new.unpriced:
-        return None
-    return new.total - old.total
 
 
 def delta_text(old: Cost | None, new: Cost | None) -> str:

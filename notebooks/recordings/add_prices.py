@@ -15,6 +15,7 @@ Run: ``.venv/bin/python notebooks/recordings/add_prices.py notebooks/recordings/
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -24,7 +25,7 @@ import orjson
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-from agentctx_widgets.models.replay import ReplayModel, _prices_of  # noqa: E402
+from agentctx_widgets.models.replay import ReplayModel, prices_of  # noqa: E402
 
 
 def add_prices(path: Path) -> tuple[int, int]:
@@ -35,7 +36,7 @@ def add_prices(path: Path) -> tuple[int, int]:
     for raw in lines:
         entry = orjson.loads(raw) if raw.strip() else None
         if isinstance(entry, dict) and "prices" not in entry and isinstance(entry.get("events"), list):
-            prices = _prices_of(entry["events"])
+            prices = prices_of(entry["events"])
             if prices is not None:
                 entry["prices"] = prices
                 raw, added = orjson.dumps(entry, option=orjson.OPT_NON_STR_KEYS) + b"\n", added + 1
@@ -45,6 +46,7 @@ def add_prices(path: Path) -> tuple[int, int]:
         with os.fdopen(fd, "wb") as file:
             file.write(b"".join(out))
         ReplayModel(temporary, mode="replay")  # what was written loads
+        os.chmod(temporary, stat.S_IMODE(os.stat(path).st_mode))  # mkstemp made it owner-only
         os.replace(temporary, path)
     finally:
         if os.path.exists(temporary):
