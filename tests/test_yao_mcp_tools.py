@@ -327,3 +327,22 @@ def test_a_failed_calls_result_is_its_parsed_content_as_yao_gives_it(echo):
     assert content == error.removeprefix("tool call error: ")  # ToolCallResult.Content: the content's JSON
     _, _, result, error, again, content = asyncio.run(call_offered(registry, "nowhere__x", "{}"))
     assert result == error == content and error.startswith("failed to select MCP client 'nowhere': ") and again is False
+
+
+def test_empty_arguments_skip_the_schema_check_and_unknown_blocks_stay_as_they_are(echo):
+    """mcp.go:313-357 parses and validates only `if toolCall.Function.Arguments != ""`: a call with none
+    reaches the server (whose own answer is then the result); types.go:139-141 keeps a block of a type it
+    does not know as it is (agent/context/mcp.go:823-828, for ctx.mcp, gives {type, text} instead)."""
+    import asyncio
+
+    from agentctx_widgets.yao.registries import Mcp, call_offered, parse_tool_content
+
+    registry = Mcp()
+    registry.register("echo", echo)
+    _, _, _, checked, _, _ = asyncio.run(call_offered(registry, "echo__echo", '{"message": 5}'))
+    assert checked.startswith("argument validation failed: ")
+    _, _, _, error, _, _ = asyncio.run(call_offered(registry, "echo__echo", ""))
+    assert not error.startswith("argument validation failed")  # the server was called
+    audio = [{"type": "audio", "data": "x"}]
+    assert parsed_content(audio) == {"type": "audio", "data": "x"}
+    assert parse_tool_content({"content": audio}) == {"type": "audio", "text": ""}

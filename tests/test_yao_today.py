@@ -444,3 +444,6 @@ def test_a_batch_of_more_requests_than_the_cap_is_refused_before_any_runs():
         mcp.All(requests)
     assert ran == []
     assert len(mcp.All(requests[:MAX_BATCH])) == MAX_BATCH and len(ran) == MAX_BATCH
+    with pytest.raises(YaoServiceError, match=rf"^CallToolsParallel: at most {MAX_BATCH} requests"):
+        mcp.CallToolsParallel("echo", [{"name": "echo", "arguments": {"n": n}} for n in range(MAX_BATCH + 1)])
+    assert len(ran) == MAX_BATCH  # nothing more ran

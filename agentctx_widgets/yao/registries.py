@@ -20,7 +20,8 @@ from ..hooks.caller import call_user_code
 from ..models.mcp import McpError, McpServer, stopping
 from ..output.diagnostics import diagnostic
 from .fanout import fan_out
-from .values import SKIP, BatchMethods, NotAvailableHere, YaoServiceError, js_int, js_string, json_value
+from .values import (SKIP, BatchMethods, NotAvailableHere, YaoServiceError, check_batch_size, js_int, js_string,
+                     json_value)
 
 
 class Mcp(BatchMethods):
@@ -101,6 +102,7 @@ class Mcp(BatchMethods):
     def CallToolsParallel(self, *args: Any) -> list:  # noqa: N802
         server, calls = self._tool_list("CallToolsParallel", args)
         self._server(server)
+        check_batch_size("CallToolsParallel", len(calls))
         batch = fan_out([lambda slot, n=name, a=arguments: self._slot(server, n, a, slot.cancel)
                          for name, arguments in calls], "all", on_error=_raised, stopped=self._stopped)
         failed = next((slot for slot in batch.slots if isinstance(slot, _Failed)), None)
@@ -121,8 +123,7 @@ class Mcp(BatchMethods):
         except Exception as error:  # noqa: BLE001 - a failed call is a result here, as in Yao
             if self._stopped() or cancelled():
                 raise
-            text = f"Error calling tool {tool}: failed to call tool: {error}"
-            return parse_tool_content({"content": [{"type": "text", "text": text}], "isError": True})
+            return parse_tool_content(_gou_error(tool, error))
 
     def ListResources(self, *args: Any) -> Any:  # noqa: N802
         server = self._real("ListResources", args, 1, "ListResources requires mcp parameter")
@@ -176,10 +177,8 @@ class Mcp(BatchMethods):
         server = self._server(server_id)
         if isinstance(server, McpServer):
             return parse_tool_content(self._answer(server.call_tool, tool, json_value(arguments, "invalid tool arguments")))
-        if tool not in server:
-            raise YaoServiceError(f"tool {tool!r} not found on MCP server {server_id!r} (registered: "
-                                  f"{', '.join(sorted(server)) or 'none'})")
-        return json_value(server[tool](json_value(arguments, "invalid tool arguments")), f"{server_id}.{tool} result")
+        function = _python_tool(server, server_id, tool)
+        return json_value(function(json_value(arguments, "invalid tool arguments")), f"{server_id}.{tool} result")
 
     @staticmethod
     def _tool_list(method: str, args: tuple) -> tuple[str, list[tuple[str, dict]]]:
@@ -491,20 +490,14 @@ async def call_offered(registry: Mcp | None, name: str,
         text = f"failed to select MCP client '{server_id}': {_where_registered(server_id)}"
         return server_id, tool, text, text, False, text
     arguments, invalid = _arguments(raw_arguments)
-    if not invalid and isinstance(server, McpServer):  # checked against the listed schema (mcp.go:344-356)
+    if not invalid and raw_arguments not in (None, "") and isinstance(server, McpServer):  # the listed schema
+        # checks given arguments only (mcp.go:313-357: inside `if Arguments != ""`)
         problem = server.arguments_problem(tool, arguments)
         invalid = f"argument validation failed: {problem}" if problem else ""
     if invalid:  # bad arguments are the model's to fix (mcp.go:313-356)
         return server_id, tool, invalid, invalid, True, invalid
     try:
-        if isinstance(server, McpServer):
-            answer = await server.acall_tool(tool, arguments)
-        elif tool in server:
-            value = json_value(await call_user_code(server[tool], arguments), name)
-            return server_id, tool, value, "", False, as_content(value)
-        else:
-            raise YaoServiceError(f"tool {tool!r} not found on MCP server {server_id!r} "
-                                  f"(registered: {', '.join(sorted(server)) or 'none'})")
+        answer = await _call_result(server, server_id, tool, arguments)
     except Exception as error:  # noqa: BLE001 - a failed call is an answer (mcp.go:364-376)
         text = f"tool call failed: {error}"
         return server_id, tool, text, text, retryable(text), text
@@ -516,9 +509,34 @@ async def call_offered(registry: Mcp | None, name: str,
     return server_id, tool, parsed_content(content), "", False, raw
 
 
-def as_content(value: Any) -> str:
-    """A Python function's answer as the one text block a server would send, in JSON (``Content``)."""
-    return orjson.dumps([{"type": "text", "text": orjson.dumps(value).decode()}]).decode()
+def _python_tool(server: Mapping[str, Callable[[dict], Any]], server_id: str, tool: str) -> Callable[[dict], Any]:
+    """A Python-function server's tool; an unknown one is the call's error (a real server's "unknown tool")."""
+    if tool not in server:
+        raise YaoServiceError(f"tool {tool!r} not found on MCP server {server_id!r} "
+                              f"(registered: {', '.join(sorted(server)) or 'none'})")
+    return server[tool]
+
+
+async def _call_result(server: dict[str, Callable[[dict], Any]] | McpServer, server_id: str, tool: str,
+                       arguments: dict) -> dict:
+    """One call as a ``CallToolResult`` (``{content, isError}``): a Python function's answer as the one
+    text block a server would send."""
+    if isinstance(server, McpServer):
+        return await server.acall_tool(tool, arguments)
+    value = json_value(await call_user_code(_python_tool(server, server_id, tool), arguments), f"{server_id}.{tool}")
+    return {"content": text_content(value), "isError": False}
+
+
+def text_content(value: Any) -> list[dict]:
+    """``value`` as one text block of its JSON (what a tool result's content is)."""
+    return [{"type": "text", "text": orjson.dumps(value).decode()}]
+
+
+def _gou_error(tool: str, error: BaseException) -> dict:
+    """A call that failed, as gou's MCP client makes it in ``CallTools`` / ``CallToolsParallel``
+    (``mcp/client/tools.go:105, 165-176, 222-233``): an ``isError`` result with the text."""
+    return {"content": [{"type": "text", "text": f"Error calling tool {tool}: failed to call tool: {error}"}],
+            "isError": True}
 
 
 @dataclass
@@ -558,33 +576,25 @@ async def call_parallel(server: dict[str, Callable[[dict], Any]] | McpServer, se
         answer = ParallelAnswer(call, tool)
         answers.append(answer)
         ready.append((answer, arguments or {}))
-    contents = await asyncio.gather(*(_content_of(server, server_id, answer.tool, arguments)
-                                      for answer, arguments in ready))
-    for (answer, _), (content, is_error, value) in zip(ready, contents):
-        answer.result = parsed_content(content) if is_error else value  # ParsedContent, failed or not
+    results = await asyncio.gather(*(_parallel_result(server, server_id, answer.tool, arguments)
+                                     for answer, arguments in ready))
+    for (answer, _), result in zip(ready, results):
+        content = result.get("content") or []
+        answer.result = parsed_content(content)  # ParsedContent, failed or not (agent.go:390-400)
         answer.content = orjson.dumps(content).decode()
-        if is_error:
-            answer.error = f"tool call error: {orjson.dumps(content).decode()}"
+        if result.get("isError"):
+            answer.error = f"tool call error: {answer.content}"
             answer.retryable = retryable(answer.error)
     return answers
 
 
-async def _content_of(server: dict[str, Callable[[dict], Any]] | McpServer, server_id: str, tool: str,
-                      arguments: dict) -> tuple[list, bool, Any]:
-    """One call of ``CallToolsParallel``: ``(content, isError, the value a hook reads)``; a failure is gou's
-    ``isError`` text result (``mcp/client/tools.go:105, 222-233``)."""
+async def _parallel_result(server: dict[str, Callable[[dict], Any]] | McpServer, server_id: str, tool: str,
+                           arguments: dict) -> dict:
+    """One call of ``CallToolsParallel``: its ``CallToolResult``, a failure as gou's error result."""
     try:
-        if isinstance(server, McpServer):
-            answer = await server.acall_tool(tool, arguments)
-            content = answer.get("content") or []
-            return content, bool(answer.get("isError")), parsed_content(content)
-        if tool not in server:
-            raise YaoServiceError(f"tool {tool!r} not found on MCP server {server_id!r} "
-                                  f"(registered: {', '.join(sorted(server)) or 'none'})")
-        value = json_value(await call_user_code(server[tool], arguments), f"{server_id}.{tool}")
-        return [{"type": "text", "text": orjson.dumps(value).decode()}], False, value
+        return await _call_result(server, server_id, tool, arguments)
     except Exception as error:  # noqa: BLE001 - a failed call is an isError result (gou tools.go:222-233)
-        return [{"type": "text", "text": f"Error calling tool {tool}: failed to call tool: {error}"}], True, None
+        return _gou_error(tool, error)
 
 
 def _arguments(raw: Any) -> tuple[dict, str]:

@@ -61,11 +61,11 @@ import inspect
 import re
 import threading
 import uuid
-from collections.abc import Iterator
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import orjson
 
 from ..context import Context
 from ..hooks.checkpoint import ContextCheckpoint
@@ -88,8 +88,8 @@ from .wire import (ASSISTANT_FIELDS, EVENT_TEXT, STREAM_END, STREAM_START, assis
                    stream_end_data, stream_start_data, to_wire)
 from .writers import OpenAIWriter, writer_for
 from .memory import MemoryStore
-from .registries import (OfferedTool, as_content, call_offered, call_parallel, mcp_server_configs,
-                         offered_tools, parse_mcp_tool_name, retryable)
+from .registries import (OfferedTool, call_offered, call_parallel, mcp_server_configs,
+                         offered_tools, parse_mcp_tool_name, retryable, text_content)
 from .output import IdGenerator
 from .hook_sets import PythonYaoHooks, YaoHooks, as_yao_hooks, hooks_for
 from .request_shapes import (CREATE_FIELDS, MODEL_OPTION_FIELDS, NEXT_FIELDS, as_json, call_arguments,
@@ -610,7 +610,7 @@ class _Request:
         ran = await call_tool(self.tools, name, call_arguments(call))
         if ran.ok:
             value = as_json(ran.value, name)
-            self.contents[call["id"]] = as_content(value)
+            self.contents[call["id"]] = orjson.dumps(text_content(value)).decode()
             return tool_call_response(call, result=value), False
         if ran.missing:
             text, again = f"failed to select MCP client for tool {name!r}", False

@@ -71,9 +71,7 @@ class BatchMethods:
             raise YaoServiceError(self._batch_usage.format(method=method))
         if not isinstance(args[0], list):
             raise YaoServiceError("requests must be an array")
-        if len(args[0]) > MAX_BATCH:  # one thread a request: a hook's loop cannot start thousands
-            raise YaoServiceError(f"{method}: at most {MAX_BATCH} requests in one batch here, got {len(args[0])} "
-                                  "(Yao has no such limit; split the batch)")
+        check_batch_size(method, len(args[0]))
         on_chunk = split_on_chunk(args[1] if len(args) >= 2 else None)[1] if self._batch_on_chunk else None
         calls = [call for index, request in enumerate(args[0])
                  if (call := self._prepare(request, index, on_chunk)) is not SKIP]
@@ -170,6 +168,14 @@ def js_int(value: Any) -> int:
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
         return 0
     return int(value)
+
+
+def check_batch_size(method: str, count: int) -> None:
+    """At most :data:`MAX_BATCH` calls at once: each runs on a thread of its own (``fan_out``), so a hook's
+    loop cannot start thousands."""
+    if count > MAX_BATCH:
+        raise YaoServiceError(f"{method}: at most {MAX_BATCH} requests in one batch here, got {count} "
+                              "(Yao has no such limit; split the batch)")
 
 
 def json_value(value: Any, what: str) -> Any:
