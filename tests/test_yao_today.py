@@ -429,6 +429,32 @@ def test_a_race_losers_spending_counts_against_the_budget_though_it_ends_after_t
     assert result.cost.total > 0.13 and [m["type"] for m in context.messages()] == [2]
 
 
+def test_a_race_losers_call_is_on_the_result_when_run_turn_returns_budget_or_not(tmp_path):
+    """With no budget too, the request waits for its hooks' calls to close before it ends, so the result
+    (and the Context's ledger) are whole when run_turn returns, not completed later by a loser's thread."""
+    caller = caller_with(tmp_path, """
+  ctx.llm.Race([{ connector: "main", messages: [{ role: "user", content: "fast" }] },
+                { connector: "main", messages: [{ role: "user", content: "slow" }] }]);
+  return { data: "done" };""", worker=False)
+    context = Context()
+    result = run_turn(context, "hi", assistant=caller, model=RaceModel())
+    assert len(result.calls) == 2 and context.cost.calls == 2
+
+
+def test_a_sub_agents_call_is_priced_on_the_callers_context_at_the_callers_prices(tmp_path):
+    """prices= given to run_turn price the sub-agent's call on the Context too: 1000 x $1 + 100 x $2 per
+    million = $0.0012 (it was 'unpriced' there: the sub-agent's own result has no prices)."""
+    from decimal import Decimal
+
+    caller = caller_with(tmp_path, """
+  const a = ctx.agent.Call("today.worker", [{ role: "user", content: "go" }]);
+  return { data: [a.content ?? a.error] };""")
+    model = ScriptedModel(["agent reply"], usage={"inputTokens": 1000, "outputTokens": 100}, model="my-model")
+    context = Context()
+    result = run_turn(context, "hi", assistant=caller, model=model, prices={"my-model": {"input": 1.0, "output": 2.0}})
+    assert result.cost.total == context.cost.total == Decimal("0.0012")
+
+
 def test_a_batch_of_more_requests_than_the_cap_is_refused_before_any_runs():
     """Each request of All / Any / Race runs on a thread of its own, so a hook's loop of 10,000 requests
     would start 10,000 threads: refused whole (nothing ran), saying why and what to do."""

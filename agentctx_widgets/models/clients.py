@@ -4,10 +4,11 @@ Why: building an async SDK client costs far more than a loopback request (measur
 ``AsyncOpenAI`` ~27 ms on a quiet machine, almost all of it the TLS context httpx builds from the CA
 bundle for every client), and a client per model call also means a new TCP (and TLS) connection per
 round of a tool loop. An async client belongs to the loop it first ran in, so clients can't outlive
-their loop: turns run on the process's kept loop (``hooks.caller.KeptLoop``), whose
-:class:`LoopClients` pool lives as long as it does, so every call of one model with the same settings —
-the rounds of a tool loop and the turns of a session — gets the same client and connections; a turn
-that runs beside another gets a fresh loop with a pool of its own, closed when it ends. The TLS context is built once per process (with httpx's own
+their loop: turns run on one of the process's kept loops (``hooks.caller.KeptLoop``), each with a
+:class:`LoopClients` pool that lives as long as it does, so every call of one model with the same
+settings — the rounds of a tool loop and the turns of a session — gets the same client and connections;
+turns at once each hold a kept loop (up to ``MAX_KEPT_LOOPS``), and one beyond them gets a fresh loop with a
+pool of its own, closed when it ends. The TLS context is built once per process (with httpx's own
 defaults: certifi, ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``) and shared by every client's HTTP pool.
 
 Outside a pool (a model's ``stream`` driven from the user's own loop), a call builds a client of its

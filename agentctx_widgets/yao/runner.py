@@ -234,8 +234,22 @@ class _Shared:
         self.unknown_connectors: set[str] = set()  # reported once per request
         self.budget: Budget | None = None  # run_assistant(budget=...): every model call of the request
         self.over_budget: BudgetError | None = None  # a hook's ctx.llm or sub-agent call passed it (_count)
+        self.caller: _Shared | None = None  # the request whose hook called this one (a sub-agent's)
+        self.context: Any = None  # the Context the outermost request's calls are recorded on
         self._open_calls = 0
         self._calls_changed = threading.Condition()
+        self.stop.on_stop(self._wake)
+
+    def chain(self) -> Iterator[_Shared]:
+        """This request, then each request that called it, out to the outermost."""
+        request: _Shared | None = self
+        while request is not None:
+            yield request
+            request = request.caller
+
+    def _wake(self) -> None:
+        with self._calls_changed:
+            self._calls_changed.notify_all()
 
     @contextlib.contextmanager
     def call_open(self) -> Iterator[None]:
@@ -250,11 +264,15 @@ class _Shared:
                 self._open_calls -= 1
                 self._calls_changed.notify_all()
 
+    def has_open_calls(self) -> bool:
+        with self._calls_changed:
+            return self._open_calls > 0
+
     def wait_calls_closed(self) -> None:
         """(A worker thread.) Until no call of :meth:`call_open` is under way, or the request is stopped."""
         with self._calls_changed:
             while self._open_calls and not self.stop.is_set():
-                self._calls_changed.wait(0.1)
+                self._calls_changed.wait()
 
     def next_id(self, prefix: str) -> str:
         """The request's next ``M*`` / ``C*`` id (``message.IDGenerator``, utils.go:10-50)."""
@@ -331,9 +349,9 @@ class _Request:
         checkpoint = ContextCheckpoint(self.context)
         try:
             response = await self._stream()
-            if _budgeted(self.shared):  # what a Race's losers spent is charged as they close (_charge)
+            if self.shared.has_open_calls():  # a Race's losers, counted (and charged) as they close
                 await asyncio.to_thread(self.shared.wait_calls_closed)
-                _check_budget(self.shared)
+            _check_budget(self.shared)
         except asyncio.CancelledError:  # Ctrl-C: nothing of the turn stays but the input
             self.shared.stop.set()  # what runs outside this task (ctx.llm, ctx.agent.Call) stops too
             checkpoint.restore(self.context)
@@ -1033,18 +1051,14 @@ def _request_ids(ctx_fields: dict[str, Any]) -> dict[str, str]:
 
 
 def _count(shared: _Shared, call: dict, *, metered: Budget | None = None) -> None:
-    """One billed call of a request (its model, a hook's ``ctx.llm``, a sub-agent's): on its result, on its
-    callers' results (a sub-agent's spend is its caller's too), and once on the ledger of the outermost
-    request's Context (a sub-agent runs on a Context of its own that nobody keeps). Every budget on the
-    way up that did not meter the call as it streamed (``metered``) is charged with it (:func:`_charge`)."""
-    callers, top = [], shared
-    while getattr(top, "caller", None) is not None:
-        top = top.caller
-        callers.append(top)
-    shared.result.count_call(call, getattr(top, "context", None))
-    for caller in callers:
-        caller.result.count_call(call, None, record=False)
-    for request in (shared, *callers):
+    """One billed call of a request (its model, a hook's ``ctx.llm``, a sub-agent's): on its result and its
+    callers' (a sub-agent's spend is its caller's too), and once on the ledger of the outermost request's
+    Context, at that request's prices (a sub-agent runs on a Context of its own that nobody keeps). Every
+    budget on the way up that did not meter the call as it streamed (``metered``) is charged with it."""
+    chain = list(shared.chain())
+    top = chain[-1]
+    for request in chain:
+        request.result.count_call(call, top.context, record=request is top)
         if request.budget is not None and request.budget is not metered:
             _charge(request, call)
 
@@ -1052,7 +1066,7 @@ def _count(shared: _Shared, call: dict, *, metered: Budget | None = None) -> Non
 def _charge(shared: _Shared, call: dict) -> None:
     """A call a hook made (``ctx.llm``, a sub-agent's model) against the request's budget, once it ended:
     past the budget, the request fails at its next step (:func:`_check_budget`: when the hook returns,
-    before a model call), its context put back; the hook's later ``ctx.llm`` calls are refused."""
+    before a model call, at its end), its context put back; the hook's later ``ctx.llm`` calls are refused."""
     if shared.over_budget is not None:
         return  # counted in the cost above; the request fails anyway
     try:
@@ -1063,22 +1077,7 @@ def _charge(shared: _Shared, call: dict) -> None:
 
 def _budget_passed(shared: _Shared) -> BudgetError | None:
     """The budget error of this request or of one that called it (a sub-agent stops for its caller's)."""
-    request: Any = shared
-    while request is not None:
-        if request.over_budget is not None:
-            return request.over_budget
-        request = getattr(request, "caller", None)
-    return None
-
-
-def _budgeted(shared: _Shared) -> bool:
-    """Does this request, or one that called it, have a budget?"""
-    request: Any = shared
-    while request is not None:
-        if request.budget is not None:
-            return True
-        request = getattr(request, "caller", None)
-    return False
+    return next((request.over_budget for request in shared.chain() if request.over_budget is not None), None)
 
 
 def _check_budget(shared: _Shared) -> None:
