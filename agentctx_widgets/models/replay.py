@@ -130,6 +130,10 @@ class ReplayModel:
         self.recordings: dict[str, list[dict]] = {}
         self._by_content: dict[str, set[str]] = {}  # key without the model -> full keys recorded
         self.identity = identity_of(model) if model is not None else None
+        self.keep_prices = True
+        """Whether a recorded line keeps the table's prices (module docstring). A suite's recorder sets it
+        false: its turns keep each call's exact cost themselves (``suite/costs.py``), of which a line's
+        base-tier rates would be a second, rougher record."""
         self.replayed = 0
         self.recorded = 0
         self._seen: dict[str, int] = {}
@@ -208,7 +212,7 @@ class ReplayModel:
         if _is_error(last) and isinstance(last.get("error"), dict) and last["error"].get("code") in NOT_RECORDED:
             return
         entry = {"key": key, "model": request["model"], "request": request, "events": events}
-        prices = prices_of(events)
+        prices = prices_of(events) if self.keep_prices else None
         if prices is not None:
             entry["prices"] = prices
         line = orjson.dumps(entry, option=orjson.OPT_NON_STR_KEYS)

@@ -15,6 +15,11 @@ before costs were kept, where every call is such) is priced with today's table a
 its cost's ``source`` says so. ``reprice()`` shows both: the figures at the recorded prices and the
 same calls at today's.
 
+That kept cost is a suite's one recorded price: its recordings keep no ``prices`` of their own
+(``ReplayModel.keep_prices``), whose rates (a long-context tier's base rate, no web-search charges) could
+price a call otherwise than it was recorded. In a suite file that has them (one written before this),
+every call has its recorded twin, so they change nothing.
+
 In text and HTML a cost reads ``$0.0035``; ``≈$0.0035`` when some usage was estimated; ``unpriced``
 (never ``$0``) for a model no table or ``prices=`` knows; ``$0 (free)`` for one marked free; ``not
 recorded`` for a turn of a suite file that kept no cost.

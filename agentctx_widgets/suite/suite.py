@@ -299,7 +299,9 @@ class _Runner:
         try:
             with tempfile.TemporaryDirectory(prefix="agentctx-suite-") as folder:
                 recording = Path(folder) / _CALLS
-                results = self._run(case, ReplayModel(recording, model=model, mode="record"), today(self.prices))
+                recorder = ReplayModel(recording, model=model, mode="record")
+                recorder.keep_prices = False  # the turns keep each call's cost: the one recorded price (costs.py)
+                results = self._run(case, recorder, today(self.prices))
                 calls = [orjson.loads(line) for line in recording.read_bytes().splitlines() if line.strip()] \
                     if recording.exists() else []
         except (_NotRun, asyncio.CancelledError):
