@@ -242,6 +242,12 @@ class ReplayModel:
             self.recorded += 1
 
     def _index(self, entry: dict) -> None:
+        # only the line's checked ``prices`` say what a call cost, never an event's own ``recordedPrices`` (a
+        # replay re-recorded, a forged line): dropped once, here, not on every replay
+        events = entry["events"]
+        for index, event in enumerate(events):
+            if "recordedPrices" in event:
+                events[index] = {key: value for key, value in event.items() if key != "recordedPrices"}
         self.recordings.setdefault(entry["key"], []).append(entry)
         if isinstance(entry.get("request"), dict):
             self._by_content.setdefault(_content_key(entry["request"]), set()).add(entry["key"])
@@ -342,9 +348,7 @@ def _is_error(event: Any) -> bool:
 def _replayed(entry: dict) -> list[dict]:
     """A recording's events as a replay hands them on (copies): its last ``done`` event carries the
     recorded ``prices`` as ``recordedPrices``."""
-    events = [dict(event) for event in entry["events"]]
-    for event in events:  # only the line's checked ``prices`` say what it cost, never an event's own field
-        event.pop("recordedPrices", None)
+    events = [dict(event) for event in entry["events"]]  # no event has its own (``_index`` dropped them)
     prices = entry.get("prices")
     done = next((event for event in reversed(events) if event["type"] == "done"), None)
     if isinstance(prices, dict) and done is not None:
