@@ -30,7 +30,7 @@ Context (the input stays). A ``budget`` its running cost would pass (``hooks.tur
 model call of the request, delegations and tool loops included) ends it so too, whatever step it is in
 (no tool retry, loop fallback or delegation catches it), closing the model stream as Ctrl-C does. A
 hook's ``ctx.llm`` or sub-agent call is charged when it ends; past the budget, the request fails when
-that hook returns (``_charge``).
+that hook returns (``request_state.Shared.count``).
 
 Yao's ``Script.Execute`` turns *any* hook error whose text contains "is not
 defined" / "is not a function" into a null return (``hook/script.go:37-42``) — meant for a missing
@@ -54,14 +54,11 @@ the output writers of this package plug in as they are.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
-import functools
 import inspect
 import re
-import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -80,17 +77,16 @@ from ..models import ModelError
 from ..models.tools import Tool, as_tools
 from ..output import Output
 from ..context.validate import has_content
-from ..output.diagnostics import diagnostic
 from .chunk_writer import ChunkWriter
 from .clock import SYSTEM_CLOCK, Clock
 from .binding import current_context, script_api
-from .wire import (ASSISTANT_FIELDS, EVENT_TEXT, STREAM_END, STREAM_START, assistant_info, event_message,
-                   stream_end_data, stream_start_data, to_wire)
+from .wire import (ASSISTANT_FIELDS, EVENT_TEXT, STREAM_END, STREAM_START, assistant_info, stream_end_data,
+                   stream_start_data)
 from .writers import OpenAIWriter, writer_for
 from .memory import MemoryStore
 from .registries import (OfferedTool, call_offered, call_parallel, mcp_server_configs,
                          offered_tools, parse_mcp_tool_name, retryable, text_content)
-from .output import IdGenerator
+from .request_state import RequestFailed, Shared
 from .hook_sets import PythonYaoHooks, YaoHooks, as_yao_hooks, hooks_for
 from .request_shapes import (CREATE_FIELDS, MODEL_OPTION_FIELDS, NEXT_FIELDS, as_json, call_arguments,
                              completion_response, decode, fallback_markdown, tool_call_response,
@@ -209,123 +205,22 @@ class YaoTurnResult(TurnOutcome):
         return (self.response or {}).get("tools") or []
 
 
-class RequestFailed(Exception):
-    """A step failed the request (Yao returns the error from ``Stream``)."""
-
-    def __init__(self, message: str, *, hook: str | None = None, cause: BaseException | None = None) -> None:
-        super().__init__(message)
-        self.hook = hook
-        self.cause = cause
-
-
 # -- the request ----------------------------------------------------------------------------------
-
-
-class _Shared:
-    """What a request and the assistants it delegates to share: the id counters, the sink, the result."""
-
-    def __init__(self, sink: YaoSink | None, clock: Clock, result: YaoTurnResult,
-                 id_generator: Any = None, stop: StopSignal | None = None) -> None:
-        self.sink, self.clock, self.result = sink, clock, result
-        self.stop = stop if stop is not None else StopSignal()  # Ctrl-C: set by run_assistant, or on a cancel
-        # message()/chunk(): the request's one id counter, shared with the output API's ctx.Send
-        self.id_generator = id_generator if id_generator is not None else IdGenerator()
-        self.output_seen = 0
-        self.unknown_connectors: set[str] = set()  # reported once per request
-        self.budget: Budget | None = None  # run_assistant(budget=...): every model call of the request
-        self.over_budget: BudgetError | None = None  # a hook's ctx.llm or sub-agent call passed it (_count)
-        self.caller: _Shared | None = None  # the request whose hook called this one (a sub-agent's)
-        self.context: Any = None  # the Context the outermost request's calls are recorded on
-        self._open_calls = 0
-        self._calls_changed = threading.Condition()
-        self.stop.on_stop(self._wake)
-
-    def chain(self) -> Iterator[_Shared]:
-        """This request, then each request that called it, out to the outermost."""
-        request: _Shared | None = self
-        while request is not None:
-            yield request
-            request = request.caller
-
-    def _wake(self) -> None:
-        with self._calls_changed:
-            self._calls_changed.notify_all()
-
-    @contextlib.contextmanager
-    def call_open(self) -> Iterator[None]:
-        """A hook's ``ctx.llm`` or sub-agent call under way, from its start until it is counted (a Race's
-        loser still closing its stream counts): with a budget, the request waits for them before it ends."""
-        with self._calls_changed:
-            self._open_calls += 1
-        try:
-            yield
-        finally:
-            with self._calls_changed:
-                self._open_calls -= 1
-                self._calls_changed.notify_all()
-
-    def has_open_calls(self) -> bool:
-        with self._calls_changed:
-            return self._open_calls > 0
-
-    def wait_calls_closed(self) -> None:
-        """(A worker thread.) Until no call of :meth:`call_open` is under way, or the request is stopped."""
-        with self._calls_changed:
-            while self._open_calls and not self.stop.is_set():
-                self._calls_changed.wait()
-
-    def next_id(self, prefix: str) -> str:
-        """The request's next ``M*`` / ``C*`` id (``message.IDGenerator``, utils.go:10-50)."""
-        return self.id_generator.message() if prefix == "M" else self.id_generator.chunk()
-
-    def now(self) -> int:
-        return self.clock.wall_ms()
-
-    def emit(self, message: dict) -> None:
-        self.result.messages.append(message)
-        if message.get("type") == "event":
-            self.result.events.append(message)
-        if self.sink is not None:
-            self.sink.send(message)
-
-    def event(self, name: str, text: str, data: dict) -> None:
-        """Yao's ``output.NewEventMessage`` (``agent/output/builtin.go:113-122``)."""
-        self.emit(to_wire(event_message(name, data, text)))  # Go's order on the wire: props' keys sorted
-
-    def report(self, code: str, where: str, **details: Any) -> None:
-        self.result.diagnostics.append(diagnostic(code, where, **details))
-
-    def take_output_diagnostics(self, output: Any) -> None:
-        """Diagnostics the hooks' Output recorded since the last look (delta rules, envelopes)."""
-        found = getattr(output, "diagnostics", [])
-        self.result.diagnostics.extend(found[self.output_seen:])
-        self.output_seen = len(found)
-
-
-class _Bridge:
-    """An Output sink that forwards what hooks send (``ctx.Send``) to the request's sink, in order."""
-
-    def __init__(self, shared: _Shared) -> None:
-        self.shared = shared
-
-    def write(self, messages: list[dict]) -> None:
-        for message in messages:
-            self.shared.emit(message)
 
 
 class _Request:
     def __init__(self, *, context: Context, input_messages: list[dict] | None, assistant: Any, hooks: YaoHooks | None,
                  model: Any, connectors: dict[str, Any], tools: dict[str, Tool], max_tool_rounds: int | None,
-                 options: dict, hook_options: dict, ctx: HookContext, shared: _Shared, ids: dict[str, str], root: bool,
+                 options: dict, hook_options: dict, ctx: HookContext, shared: Shared, ids: dict[str, str], root: bool,
                  delegate: Delegate | None, assistants: dict[str, Any], append_input: bool,
-                 hooks_of: Callable[[Any], Any] | None) -> None:
+                 hooks_of: Callable[[Any], Any] | None, connector: str = "") -> None:
         self.context, self.input_messages, self.assistant = context, input_messages or [], assistant
         self.hooks, self.model, self.connectors, self.tools = hooks, model, connectors, tools
         self.max_tool_rounds, self.options, self.ctx, self.shared = max_tool_rounds, options, ctx, shared
         self.hook_options = hook_options  # Yao's call-level Options, as the hooks see them
         self.ids, self.root, self.delegate, self.assistants = ids, root, delegate, assistants
         self.append_input, self.hooks_of = append_input, hooks_of
-        self.connector = ""  # Create's call-level connector (options.Connector)
+        self.connector = connector  # the call-level connector (options.Connector; Create's sets it)
         self.last_completion: dict | None = None
         self.mcp_tools: dict[str, OfferedTool] = {}  # the assistant's MCP servers' tools, by Yao's name
         self.call_names: dict[str, str] = {}  # a tool call's id → the name the model called
@@ -351,7 +246,7 @@ class _Request:
             response = await self._stream()
             if self.shared.has_open_calls():  # a Race's losers, counted (and charged) as they close
                 await asyncio.to_thread(self.shared.wait_calls_closed)
-            _check_budget(self.shared)
+            self.shared.check_budget()
         except asyncio.CancelledError:  # Ctrl-C: nothing of the turn stays but the input
             self.shared.stop.set()  # what runs outside this task (ctx.llm, ctx.agent.Call) stops too
             checkpoint.restore(self.context)
@@ -512,7 +407,7 @@ class _Request:
 
     async def _llm(self, messages: list[dict], options: dict | None) -> tuple[dict, dict]:
         """One model call, streamed to the client as Yao's handler does; the message is committed."""
-        _check_budget(self.shared)
+        self.shared.check_budget()
         model = self._model()
         self.shared.result.model_messages.append(messages)
         self.shared.result.model_options.append(options)
@@ -522,7 +417,7 @@ class _Request:
                                        on_event=writer.on_event, budget=self.shared.budget)
         except BudgetError as over:  # the stopped call is counted; the request ends (run)
             if over.call is not None:
-                _count(self.shared, over.call, metered=self.shared.budget)
+                self.shared.count(over.call, metered=self.shared.budget)
             raise
         except ModelError as error:
             raise RequestFailed(str(error), cause=error) from error
@@ -533,7 +428,7 @@ class _Request:
         writer.close_open()
         message, usage, meta = reply.message, reply.usage, reply.meta
         result = self.shared.result
-        _count(self.shared, {"usage": usage, **meta}, metered=self.shared.budget)
+        self.shared.count({"usage": usage, **meta}, metered=self.shared.budget)
         if has_content(message):
             self.context.append(message)
         else:  # said once, as a diagnostic, instead of the store's warning about a dropped message
@@ -770,7 +665,7 @@ class _Request:
             finally:
                 self._collect(output)
         except Exception as error:  # noqa: BLE001 - sorted below, as Yao sorts it
-            _check_budget(self.shared)  # a hook that throws (or runs out of time) after passing the budget
+            self.shared.check_budget()  # a hook that throws (or runs out of time) after passing the budget
             text = error.detail if isinstance(error, HookError) else str(error)
             if isinstance(error, NameError):
                 text = f"{type(error).__name__}: {text}"
@@ -782,7 +677,7 @@ class _Request:
             self.shared.report("hook_error_hidden", f"{name} of assistant {self._id()!r}", hook=name,
                                error=text, pattern=pattern)
             answer = None
-        _check_budget(self.shared)  # a ctx.llm or sub-agent call of this hook passed the budget
+        self.shared.check_budget()  # a ctx.llm or sub-agent call of this hook passed the budget
         try:
             return as_json(answer, name)
         except HookError as error:
@@ -901,14 +796,15 @@ async def run_assistant_async(
     the ``context_id`` / ``request_id`` / ``trace_id`` of the events; ``stop`` (a
     ``hooks.turn_core.StopSignal``), set from any thread, stops the request, its hooks' ``ctx.llm`` and
     ``ctx.agent.Call`` (``run_assistant`` sets it on Ctrl-C); ``prices``, ``budget``: ``run_turn``'s (its cost counts
-    hooks' and sub-agents' calls: ``caller``, ``_count``); ``nested``, ``authorized``: the module docstring.
+    hooks' and sub-agents' calls: ``caller``, ``Shared.count``); ``nested``, ``authorized``: the module docstring.
     """
     _check_arguments(assistant, model, connectors, max_tool_rounds, options, delegate, hooks_of)
     ids = _request_ids(ctx_fields)
     script = as_yao_hooks(hooks) if hooks is not None else hooks_for(assistant, hooks_of)
     connector = _call_connector(assistant, options := dict(options or {}))
-    shared = _new_shared(connector, model, connectors, output, clock, id_generator, stop, accept, prices, budget)
-    shared.context, shared.caller = context, caller  # where the request's calls are counted (_count)
+    guard = Budget.of(budget, prices, (connectors or {}).get(connector) or model, where="run_assistant")
+    shared = Shared(output, clock or SYSTEM_CLOCK, YaoTurnResult(accept=accept, prices=prices), id_generator, stop,
+                    budget=guard, context=context, caller=caller)  # where the request's calls are counted
     if not _authorized(ctx_fields, hook_ctx):
         return _refused(shared.result)
     known = dict(assistants if assistants is not None else getattr(assistant, "assistants", None) or {})
@@ -931,14 +827,13 @@ async def run_assistant_async(
         tools={tool.name: tool for tool in as_tools(tools)}, max_tool_rounds=max_tool_rounds,
         options={key: value for key, value in options.items() if key not in _HOOK_OPTIONS}, hook_options=options,
         ctx=ctx, shared=shared, ids=ids, root=not nested, delegate=delegate, assistants=known, append_input=True,
-        hooks_of=hooks_of)
-    request.connector = connector
+        hooks_of=hooks_of, connector=connector)
     await _run_root(request, script, shared.result)
     _end_request(shared.result, ctx, services)
     return shared.result
 
 
-def _hook_ctx(script: Any, hook_ctx: Any, shared: _Shared, fields: dict, ctx_fields: dict,
+def _hook_ctx(script: Any, hook_ctx: Any, shared: Shared, fields: dict, ctx_fields: dict,
               services_of: Callable[[], dict], accept: str) -> tuple[Any, Any]:
     """The ctx the hooks get and the request's services (``None`` but for today's ctx): the caller's
     ``hook_ctx``, today's ctx for a current-API script, else the seed's ``HookContext``."""
@@ -949,19 +844,8 @@ def _hook_ctx(script: Any, hook_ctx: Any, shared: _Shared, fields: dict, ctx_fie
         ctx = _current_ctx(shared, services_of(), {**fields, **ctx_fields})
         return ctx, ctx.services
     ctx = HookContext(**{**fields, **ctx_fields}).with_output(Output(accept=accept))
-    ctx.output.add_sink(_Bridge(shared))
+    ctx.output.add_sink(shared)
     return ctx, None
-
-
-def _new_shared(connector: str, model: Any, connectors: dict | None, output: Any, clock: Any, id_generator: Any,
-                stop: StopSignal | None, accept: str, prices: Any, budget: Any) -> _Shared:
-    """The request's shared state: its result (holding ``prices``) and its budget, both checked before
-    anything runs (the model the request's connector picks must be priced when there is a budget)."""
-    guard = Budget.of(budget, prices, (connectors or {}).get(connector) or model, where="run_assistant")
-    shared = _Shared(output, clock or SYSTEM_CLOCK, YaoTurnResult(accept=accept, prices=prices),
-                     id_generator, stop)
-    shared.budget = guard
-    return shared
 
 
 NOTEBOOK_AUTHORIZED = {"sub": "notebook", "client_id": "agentctx-widgets", "user_id": "notebook",
@@ -1050,58 +934,16 @@ def _request_ids(ctx_fields: dict[str, Any]) -> dict[str, str]:
     return ids
 
 
-def _count(shared: _Shared, call: dict, *, metered: Budget | None = None) -> None:
-    """One billed call of a request (its model, a hook's ``ctx.llm``, a sub-agent's): on its result and its
-    callers' (a sub-agent's spend is its caller's too), and once on the ledger of the outermost request's
-    Context, at that request's prices (a sub-agent runs on a Context of its own that nobody keeps). Every
-    budget on the way up that did not meter the call as it streamed (``metered``) is charged with it."""
-    chain = list(shared.chain())
-    top = chain[-1]
-    for request in chain:
-        request.result.count_call(call, top.context, record=request is top)
-        if request.budget is not None and request.budget is not metered:
-            _charge(request, call)
-
-
-def _charge(shared: _Shared, call: dict) -> None:
-    """A call a hook made (``ctx.llm``, a sub-agent's model) against the request's budget, once it ended:
-    past the budget, the request fails at its next step (:func:`_check_budget`: when the hook returns,
-    before a model call, at its end), its context put back; the hook's later ``ctx.llm`` calls are refused."""
-    if shared.over_budget is not None:
-        return  # counted in the cost above; the request fails anyway
-    try:
-        shared.budget.settle(call, then="the request stopped when the hook that made the call returned")
-    except BudgetError as over:
-        shared.over_budget = over
-
-
-def _budget_passed(shared: _Shared) -> BudgetError | None:
-    """The budget error of this request or of one that called it (a sub-agent stops for its caller's)."""
-    return next((request.over_budget for request in shared.chain() if request.over_budget is not None), None)
-
-
-def _check_budget(shared: _Shared) -> None:
-    over = _budget_passed(shared)
-    if over is not None:
-        raise over
-
-
-def _refused_by_budget(shared: _Shared) -> str | None:
-    """Why a hook's next ``ctx.llm`` call is not made: the budget is passed (the result's ``error``)."""
-    over = _budget_passed(shared)
-    return None if over is None else f"not called: {over.message}"
-
-
-def _current_ctx(shared: _Shared, services: dict[str, Any], fields: dict[str, Any]) -> Any:
+def _current_ctx(shared: Shared, services: dict[str, Any], fields: dict[str, Any]) -> Any:
     """Today's ctx (``binding.py``) for a current-API script: ``Send`` returns ids from the counters the
     model's messages continue, and ``ctx.memory`` / ``llm`` / ``trace`` / ``mcp`` / ``search`` /
     ``workspace`` are the request's ``services``; a ``ctx.llm.Stream`` ends at the request's stop."""
-    ctx = current_context(sinks=[_Bridge(shared)], services=services, **fields)
+    ctx = current_context(sinks=[shared], services=services, **fields)
     shared.id_generator = ctx.output.ids
     for member in (ctx.services.llm, ctx.services.agent, ctx.services.mcp, ctx.services.search):
         member.stop = shared.stop  # a stream, a sub-agent, a batch's wait end at the request's stop
-    ctx.services.llm.count = functools.partial(_count, shared)
-    ctx.services.llm.refused = functools.partial(_refused_by_budget, shared)
+    ctx.services.llm.count = shared.count
+    ctx.services.llm.refused = shared.refused_by_budget
     ctx.services.llm.opened = shared.call_open
     if ctx.services.workspace is not None:  # a Python hook's Copy / ReadFile stops with the request
         ctx.services.workspace.stop = shared.stop
@@ -1161,7 +1003,7 @@ run_assistant.__doc__ = (run_assistant.__doc__ or "") + "\n\n" + (run_assistant_
 
 
 def _agent_runner(assistants: dict[str, Any], model: Any, connectors: dict | None, hooks_of: Any,
-                  accept: str, caller: _Shared, authorized: Any) -> Callable[..., dict]:
+                  accept: str, caller: Shared, authorized: Any) -> Callable[..., dict]:
     """``ctx.agent.Call``'s runner: another loaded assistant (by id) runs a request of its own on the
     messages the hook passed (the last one its input), in a Context of its own (Yao's sub-agents skip the
     history: ``agent/caller/jsapi.go:112-134``), on a child stack (``nested``: no ``stream_start`` /
