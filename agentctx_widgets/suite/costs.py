@@ -37,7 +37,7 @@ from ..context.cost import Cost, PriceError, check_prices, cost_delta, cost_labe
 from ..html.common import esc
 
 __all__ = ["NOT_RECORDED", "RecordedPrices", "cost_delta", "cost_text", "delta_text", "priced_turn", "prices_json",
-           "summed", "turn_cost"]
+           "summed", "todays_prices", "turn_cost"]
 
 NOT_RECORDED = "not recorded"
 UNKNOWN = "—"
@@ -103,6 +103,12 @@ def checked_prices(prices: Any, where: str) -> dict | None:
     except PriceError as error:
         raise PriceError(f"{where}: {error}") from None
     return None if prices is None else dict(prices)
+
+
+def todays_prices(kept: Mapping | None, prices: Any, where: str) -> dict | None:
+    """Today's ``prices=``: a suite's kept ones, ``prices`` (checked now, named by ``where``) over them."""
+    given = checked_prices(prices, where)
+    return given if kept is None else dict(kept) if given is None else {**kept, **given}
 
 
 def prices_json(prices: Mapping | None) -> dict | None:

@@ -172,13 +172,16 @@ _READERS = ((_is_path, _from_path), (_is_result, _from_result), (_is_results, _f
             (_is_case, _from_case), (_is_messages, _from_messages))
 
 
+def outputs_of(result: Any) -> list:
+    """A turn result's output messages: ``output`` (``run_turn``'s), else ``messages`` (a Yao request's)."""
+    outputs = getattr(result, "output", None)
+    return list(outputs if outputs is not None else getattr(result, "messages", None) or [])
+
+
 def _raw_of_result(result: Any) -> dict:
     """A turn result: its output messages, diagnostics and usage; its input from the model's last user
     message where the result keeps what the model received."""
-    outputs = getattr(result, "output", None)
-    if outputs is None:
-        outputs = getattr(result, "messages", None) or []
-    raw: dict[str, Any] = {"outputs": list(outputs), "diagnostics": list(result.diagnostics or []),
+    raw: dict[str, Any] = {"outputs": outputs_of(result), "diagnostics": list(result.diagnostics or []),
                            "usage": result.usage, "cost": getattr(result, "cost", None)}
     sent = getattr(result, "model_messages", None) or []
     if sent and isinstance(sent[-1], list):  # a Yao request keeps each model call's messages

@@ -29,7 +29,7 @@ from typing import Any
 from ..context.cost import Cost
 from ..html.common import esc
 from .compare import Diff
-from .costs import UNKNOWN, checked_prices, cost_cell, cost_delta, cost_text, delta_text, summed
+from .costs import UNKNOWN, cost_cell, cost_delta, cost_text, delta_text, summed, todays_prices
 from .reprice import Repricing, repriced
 from .diff_html import DIFF_CSS, render_diff
 
@@ -177,10 +177,8 @@ class SuiteReport:
     def reprice(self, *, prices: dict | None = None) -> Repricing:
         """Each case's checked turns at the recorded prices and at today's (the table now, the suite's
         ``prices=`` and these ``prices``), per case and in total."""
-        given = checked_prices(prices, "SuiteReport.reprice(prices=…)")
-        merged = given if self.prices is None else {**self.prices, **(given or {})}
         return repriced(((case.id, case.results, case.cost) for case in self.cases.values() if case.cost is not None),
-                        merged)
+                        todays_prices(self.prices, prices, "SuiteReport.reprice(prices=…)"))
 
     def assert_ok(self) -> SuiteReport:
         """This report, or ``AssertionError`` with the text diffs of the first cases that differ."""

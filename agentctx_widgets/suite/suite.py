@@ -58,7 +58,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
-import inspect
 import os
 import re
 import tempfile
@@ -82,7 +81,9 @@ from ..models.hints import model_secrets
 from ..models.replay import request_key
 from ..turns import run_turn_async
 from .compare import Diff, diff
-from .costs import RecordedPrices, checked_prices, cost_text, priced_turn, prices_json, summed, today, turn_cost
+from .costs import (RecordedPrices, checked_prices, cost_text, priced_turn, prices_json, summed, today,
+                    todays_prices, turn_cost)
+from .records import outputs_of
 from .reprice import Repricing, repriced
 from .report import CaseReport, Progress, SuiteReport
 
@@ -168,7 +169,7 @@ class Suite:
         """The recorded turns at the recorded prices and at today's (the table now, the header's
         ``prices=`` and these ``prices``), per case and in total."""
         return repriced(((case.id, case.results, _recorded_cost(case)) for case in self.cases),
-                        _merged(self.prices, checked_prices(prices, "Suite.reprice(prices=…)")))
+                        todays_prices(self.prices, prices, "Suite.reprice(prices=…)"))
 
     def __repr__(self) -> str:
         return f"Suite({str(self.path)!r}, {len(self.cases)} case{'s' * (len(self.cases) != 1)})"
@@ -216,7 +217,7 @@ class Suite:
         if update and model is None:
             raise ValueError("check(update=True) re-records the model_changed cases: pass the model as model=")
         _check_concurrency(concurrency)
-        now = _merged(self.prices, checked_prices(prices, "Suite.check(prices=…)"))
+        now = todays_prices(self.prices, prices, "Suite.check(prices=…)")
         runner = _Runner(hooks, assistant, turn_options, _Redactor(model_secrets(model)), prices=now)
         progress = Progress("checking", len(self.cases))
         try:
@@ -254,7 +255,7 @@ class _Runner:
     def __init__(self, hooks: Any, assistant: Any, turn_options: dict, redactor: _Redactor, *,
                  prices: dict | None = None, budget: Decimal | None = None) -> None:
         self._hooks, self._assistant, self._options = hooks, assistant, turn_options
-        if prices is not None and _TAKES_PRICES:  # run_turn's own prices= (its budget), once it has one
+        if prices is not None:  # run_turn's own prices= (its budget)
             self._options = {**turn_options, "prices": prices}
         self.redactor = redactor
         self.prices, self.budget = prices, budget
@@ -401,10 +402,7 @@ def _is_factory(hooks: Any) -> bool:
 
 
 def _turn_of(messages: list[dict], result: Any) -> dict:
-    outputs = getattr(result, "output", None)
-    if outputs is None:
-        outputs = getattr(result, "messages", [])
-    return {"messages": messages, "outputs": list(outputs), "diagnostics": list(result.diagnostics),
+    return {"messages": messages, "outputs": outputs_of(result), "diagnostics": list(result.diagnostics),
             "usage": result.usage, "error": result.error}
 
 
@@ -428,17 +426,9 @@ def _recorded_cost(case: _Case) -> Cost | None:
     return None if any(item is None for item in costs) else summed(costs)
 
 
-def _merged(kept: dict | None, given: dict | None) -> dict | None:
-    return given if kept is None else kept if given is None else {**kept, **given}
-
-
 def _dollars(amount: Decimal) -> str:
     """An amount in full (a budget message says exactly how much)."""
     return f"${amount.normalize():f}"
-
-
-_TAKES_PRICES = "prices" in inspect.signature(run_turn_async).parameters
-"""Whether ``run_turn`` has its own ``prices=`` (else it would be taken as a ctx field)."""
 
 
 def _miss_text(error: dict) -> str:
