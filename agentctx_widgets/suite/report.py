@@ -89,6 +89,17 @@ class CaseReport:
         return head + ("\n" + _indented(body) if body else "")
 
 
+class _Ids:
+    """``report.passed`` (``.changed``, ``.failed``, ``.model_changed``): the ids of the cases with the
+    status the attribute is named after."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.status = name
+
+    def __get__(self, report: Any, owner: type | None = None) -> Any:
+        return self if report is None else report._ids(self.status)
+
+
 class SuiteReport:
     """Every case's :class:`CaseReport`, in the suite's order (the module docstring)."""
 
@@ -105,21 +116,7 @@ class SuiteReport:
     def _ids(self, status: str) -> list[str]:
         return [case.id for case in self.cases.values() if case.status == status]
 
-    @property
-    def passed(self) -> list[str]:
-        return self._ids("passed")
-
-    @property
-    def changed(self) -> list[str]:
-        return self._ids("changed")
-
-    @property
-    def failed(self) -> list[str]:
-        return self._ids("failed")
-
-    @property
-    def model_changed(self) -> list[str]:
-        return self._ids("model_changed")
+    passed, changed, failed, model_changed = _Ids(), _Ids(), _Ids(), _Ids()
 
     @property
     def ok(self) -> bool:
