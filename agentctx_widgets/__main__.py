@@ -145,24 +145,17 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _suite(args: argparse.Namespace) -> int:
-    from .suite.cli import SuiteCliError, main as suite_main
-
-    try:
-        return suite_main(args)
-    except SuiteCliError as exc:
-        raise _Fail(str(exc)) from None
-
-
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     command = args.command if args.command != "suite" else f"suite {args.suite_command}"
+    from .suite.cli import SuiteCliError, main as suite_main  # once parsed: `--help` imports nothing more
+
     try:
         if args.command == "export":
             return _export(args)
         if args.command == "suite":
-            return _suite(args)
-    except _Fail as exc:
+            return suite_main(args)
+    except (_Fail, SuiteCliError) as exc:  # suite/cli.py's bad input, said as export's is
         print(f"agentctx: {command}: {exc}", file=sys.stderr)
         return 2
     return 2  # pragma: no cover - argparse refuses unknown commands
