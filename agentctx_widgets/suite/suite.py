@@ -599,20 +599,16 @@ class _Redactor:
         changed is re-keyed (its key is its request's hash, and ``check`` looks up each request redacted
         the same way)."""
         found = self.found(case.line())
-        if found:
-            return _Redactor([*self.secrets, *found])._case(case)
-        return self._case(case)
-
-    def _case(self, case: _Case) -> _Case:
+        redactor = _Redactor([*self.secrets, *found]) if found else self
         calls = []
         for call in case.calls:
-            redacted = self.value(call)
+            redacted = redactor.value(call)
             if redacted is not call and isinstance(redacted.get("request"), dict):
                 redacted["key"] = request_key(redacted["request"])
                 redacted["model"] = redacted["request"].get("model")
             calls.append(redacted)
-        return _Case(self.text(case.id), self.value(case.turns), self.value(case.ctx), self.value(case.context),
-                     calls, self.value(case.results))
+        return _Case(redactor.text(case.id), redactor.value(case.turns), redactor.value(case.ctx),
+                     redactor.value(case.context), calls, redactor.value(case.results))
 
 
 class _Redacting:
@@ -638,8 +634,7 @@ def _write(path: Path, cases: list[_Case], prices: dict | None) -> None:
         header["priceSource"] = source
     if prices is not None:
         header["prices"] = prices_json(prices)
-    lines = [orjson.dumps(header)]
-    lines += [orjson.dumps(case.line()) for case in cases]
+    lines = [orjson.dumps(header), *(orjson.dumps(case.line()) for case in cases)]
     write_atomic(path, b"\n".join(lines) + b"\n", "suite")
 
 
