@@ -151,11 +151,9 @@ def _from_messages(source: Any) -> list[dict]:
     return [{"messages": turn, "usage": _summed_usage(turn)} for turn in turns]
 
 
-def _from_result(result: Any) -> list[dict]:
-    return [_raw_of_result(result)]
-
-
-def _from_results(results: Any) -> list[dict]:
+def _from_results(source: Any) -> list[dict]:
+    """A turn result, or a list of them."""
+    results = source if isinstance(source, (list, tuple)) else [source]
     return [_raw_of_result(result) for result in results]
 
 
@@ -168,7 +166,7 @@ def _from_case(case: Mapping) -> list[dict]:
     return [dict(turn) for turn in turns]
 
 
-_READERS = ((_is_path, _from_path), (_is_result, _from_result), (_is_results, _from_results),
+_READERS = ((_is_path, _from_path), (_is_result, _from_results), (_is_results, _from_results),
             (_is_case, _from_case), (_is_messages, _from_messages))
 
 
