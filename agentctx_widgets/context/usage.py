@@ -142,28 +142,7 @@ def _parsed_argument_words(arguments: Any, cache: dict) -> int:
 def message_words(message: Any) -> int:
     """Words in one message's countable strings, counted exactly as :func:`estimate_context_tokens` walks
     them (a ``Context`` keeps these per entry, so its estimate after one append costs one message)."""
-    if not isinstance(message, Mapping) or not isinstance(message.get("content"), list):
-        return 0
-    words = 0
-    for block in message["content"]:
-        if not isinstance(block, Mapping):
-            continue
-        kind = block.get("type")
-        if kind == "text" or kind == "thinking":
-            text = block.get("text")
-        elif kind == "toolCall":
-            text = block.get("arguments")
-            if text is not None and not isinstance(text, str):
-                try:
-                    words += len(orjson.dumps(text).split())
-                except TypeError:
-                    pass
-                continue
-        else:
-            continue
-        if text and isinstance(text, str):
-            words += len(text.split())
-    return words
+    return _walk((message,), {})[0]  # a cache of its own: one message's strings are scanned once anyway
 
 
 def estimate_context_tokens(context: Iterable | None = None) -> int:
@@ -179,7 +158,15 @@ def estimate_context_tokens(context: Iterable | None = None) -> int:
         return _tokens_for_words(word_count())
     if not isinstance(context, Iterable) or isinstance(context, (str, bytes, Mapping)):
         raise TypeError(f"estimate_context_tokens: context must be an iterable of messages, got {type(context).__name__}")
-    cache = _cache
+    words, seen = _walk(context, _cache)
+    if len(_cache) > 4 * seen + 65536:
+        _prune(context)
+    return _tokens_for_words(words)
+
+
+def _walk(context: Iterable, cache: dict) -> tuple[int, int]:
+    """The words in ``context``'s countable strings and how many strings were counted, each string's count
+    taken from ``cache`` when it holds that very string (and put there when not)."""
     get = cache.get
     words = 0
     seen = 0
@@ -215,9 +202,7 @@ def estimate_context_tokens(context: Iterable | None = None) -> int:
                 count = len(text.split())
                 cache[id(text)] = (text, count)
                 words += count
-    if len(cache) > 4 * seen + 65536:
-        _prune(context)
-    return _tokens_for_words(words)
+    return words, seen
 
 
 def _prune(context: Iterable) -> None:
