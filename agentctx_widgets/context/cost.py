@@ -342,6 +342,16 @@ def check_prices(prices: Any) -> dict[str, tuple[dict[str, Decimal], bool]]:
     return checked
 
 
+def _user_lookup(checked: Mapping[str, tuple], model: str, provider: str | None) -> tuple[Any, str, Any]:
+    """``prices=``' entry for ``model`` (or ``None``), and the model and provider the table is asked for
+    without one: the entry as ``model`` is named, else as ``"provider:model"`` names a provider it knows."""
+    entry = _user_entry(checked, model, provider)
+    if entry is not None:
+        return entry, model, provider
+    name, provider = _split_provider(model, provider)
+    return (_user_entry(checked, name, provider) if name != model else None), name, provider
+
+
 def _user_entry(checked: Mapping[str, tuple], model: str, provider: str | None) -> tuple | None:
     names = [model, *([f"{provider}:{model}"] if provider else [])]
     for name in names:
@@ -562,12 +572,9 @@ def cost(usage: Any, model: Any, provider: str | None = None, *, prices: Mapping
     counts, context, estimated = usage_counts(usage)
     if not isinstance(model, str) or not model.strip():
         return Cost(None, {}, estimated=estimated, unpriced=(_NO_MODEL,), priced=0)
-    entry = _user_entry(checked, model, provider)
+    entry, name, provider = _user_lookup(checked, model, provider)
     if entry is None:
-        name, provider = _split_provider(model, provider)
-        entry = _user_entry(checked, name, provider) if name != model else None
-        if entry is None:
-            return _table_cost(name, provider, counts, context, estimated, at)
+        return _table_cost(name, provider, counts, context, estimated, at)
     from genai_prices.types import ModelPrice
 
     kwargs, free = entry
@@ -700,11 +707,7 @@ def _user_names(checked: Mapping[str, tuple], model: Any, provider: Any) -> bool
     """Does ``prices=`` have an entry for ``model`` (as :func:`cost` looks one up)?"""
     if not checked or not isinstance(model, str) or not model.strip():
         return False
-    provider = provider if isinstance(provider, str) else None
-    if _user_entry(checked, model, provider) is not None:
-        return True
-    name, provider = _split_provider(model, provider)
-    return name != model and _user_entry(checked, name, provider) is not None
+    return _user_lookup(checked, model, provider if isinstance(provider, str) else None)[0] is not None
 
 
 def cost_delta(old: Cost | None, new: Cost | None) -> Decimal | None:

@@ -8,7 +8,7 @@ translator. A record is a dict whose ``type`` is a string; validators skip recor
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = [
@@ -62,13 +62,17 @@ def validate_message(msg: Any, at: str = "message") -> dict:
     return msg
 
 
-def is_message(msg: Any) -> bool:
-    """Has ``msg`` the core message shape (see the module docstring)?"""
+def _passes(check: Callable[[Any], Any], value: Any) -> bool:
     try:
-        validate_message(msg)
+        check(value)
     except TypeError:
         return False
     return True
+
+
+def is_message(msg: Any) -> bool:
+    """Has ``msg`` the core message shape (see the module docstring)?"""
+    return _passes(validate_message, msg)
 
 
 def validate_context(ctx: Any) -> list:
@@ -83,11 +87,7 @@ def validate_context(ctx: Any) -> list:
 
 def is_context(ctx: Any) -> bool:
     """Is ``ctx`` a list of messages and/or records? An empty list is a context."""
-    try:
-        validate_context(ctx)
-    except TypeError:
-        return False
-    return True
+    return _passes(validate_context, ctx)
 
 
 def _block_has_payload(block: Any) -> bool:
