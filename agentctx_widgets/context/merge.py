@@ -68,6 +68,12 @@ def append_message(context: list, message: Any, *, merge: bool = True) -> dict |
     Returns the stored message (the previous one when merged), or ``None`` when an empty message was
     dropped. Everything is validated before anything changes.
     """
+    return store_message(context, message, merge=merge, in_place=True)
+
+
+def store_message(context: list, message: Any, *, merge: bool, in_place: bool) -> dict | None:
+    """:func:`append_message`; with ``in_place`` false a merge puts a new dict in the last entry's place
+    instead of editing it (a ``Context``'s way: a message read from it never changes afterwards)."""
     if not isinstance(context, list):
         raise TypeError(f"append_message: context must be a list, got {type(context).__name__}")
     if is_record(message):
@@ -76,12 +82,13 @@ def append_message(context: list, message: Any, *, merge: bool = True) -> dict |
     validate_message(message, f"context[{len(context)}]")
     folded = fold_blocks(message["content"])
     if not has_content({"content": folded}) and not has_error(message):
-        warnings.warn(f"append_message: dropped an empty message (type {message['type']!r})", UserWarning, stacklevel=2)
+        warnings.warn(f"append_message: dropped an empty message (type {message['type']!r})", UserWarning, stacklevel=3)
         return None
     message["content"] = folded
     if merge and context and mergeable(context[-1], message):
-        previous = context[-1]
+        previous = context[-1] if in_place else dict(context[-1])
         previous["content"] = fold_blocks(previous["content"] + folded)
+        context[-1] = previous
         return previous
     context.append(message)
     return message

@@ -68,13 +68,13 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
 from .cost import Cost
 from .ledger import context_cost
-from .merge import append_message
+from .merge import store_message
 from .usage import message_words
 from .validate import is_record, validate_context, validate_message
 
@@ -173,16 +173,10 @@ class Context:
         self._id = id
         self._name = name
         self._dir = Path(dir) if dir is not None else None
-        self._path: Path | None = None
+        stem = file_stem(id or name or f"context-{uuid.uuid4().hex[:12]}")
+        self._file = _SessionFile(self._dir / f"{stem}.jsonl" if self._dir is not None else None)
         self._observers: list[Callable[[dict], Any]] = []
         self._lock = threading.RLock()
-        # Save state: entries [0, _synced) are in the file once _journal is replayed.
-        self._synced = 0
-        self._journal: list[tuple] = []
-        # What this object last read or wrote in the file (None: not yet): save() compares it with the
-        # file it finds to notice a file replaced, cut short or changed behind its back.
-        self._state: _FileState | None = None
-        self._shared = False  # another writer has appended to the file since this object read it
         if flush_on_exit:
             atexit.register(self._save_at_exit)
 
@@ -229,8 +223,6 @@ class Context:
     def word_count(self) -> int:
         """Words in every countable string of the context (the running total behind its token estimate)."""
         with self._lock:
-            if len(self._words) != len(self._messages):  # entries set without going through a method
-                self._words = [message_words(entry) for entry in self._messages]
             return sum(self._words)
 
     # -- observers ----------------------------------------------------------------------------
@@ -253,49 +245,17 @@ class Context:
             except Exception as exc:  # noqa: BLE001 - an observer must never undo a change
                 warnings.warn(f"Context observer {fn!r} raised {exc!r}", RuntimeWarning, stacklevel=3)
 
-    # -- journal of edits to entries already saved --------------------------------------------
-    def _journal_replace(self, index: int) -> None:
-        if index < self._synced:
-            entry = self._messages[index]
-            last = self._journal[-1] if self._journal else None
-            if last and last[0] == "replace" and last[1] == index:
-                self._journal[-1] = ("replace", index, entry)  # the newer entry supersedes it
-            else:
-                self._journal.append(("replace", index, entry))
-
-    def _journal_remove(self, index: int) -> None:
-        if index < self._synced:
-            self._journal.append(("remove", index))
-            self._synced -= 1
-
-    def _journal_truncate(self, length: int) -> None:
-        if length < self._synced:
-            self._journal.append(("truncate", length))
-            self._synced = length
-
     # -- changing -----------------------------------------------------------------------------
     def append(self, message: Any, *, merge: bool = True) -> dict | None:
         """Append with ``append_message`` semantics; returns the stored message or ``None`` if dropped."""
         with self._lock:
-            entry = _own(message)
             before = len(self._messages)
-            last = self._messages[-1] if self._messages else None
-            fresh = None  # a new dict for append_message to merge into, so `last` itself never changes
-            if merge and isinstance(last, dict) and not is_record(last):
-                fresh = dict(last)
-                self._messages[-1] = fresh
-            merged = False
-            try:
-                stored = append_message(self._messages, entry, merge=merge)
-                merged = fresh is not None and stored is fresh
-            finally:
-                if fresh is not None and not merged:
-                    self._messages[before - 1] = last
+            stored = store_message(self._messages, _own(message), merge=merge, in_place=False)
             if stored is None:
                 return None
-            if merged:
+            if len(self._messages) == before:  # merged into a new dict in the last entry's place
                 self._words[before - 1] = message_words(stored)
-                self._journal_replace(before - 1)
+                self._file.replaced(before - 1, stored)
                 self._notify("updated", before - 1, stored)
             else:
                 self._words.append(message_words(stored))
@@ -323,7 +283,7 @@ class Context:
             message = _own(message)
             self._messages[position] = message
             self._words[position] = message_words(message)
-            self._journal_replace(position)
+            self._file.replaced(position, message)
             self._notify("updated", position, message)
             return message
 
@@ -333,7 +293,7 @@ class Context:
             position = _check_index(index, len(self._messages), "Context.remove")
             removed = self._messages.pop(position)
             del self._words[position]
-            self._journal_remove(position)
+            self._file.removed(position)
             self._notify("removed", position, removed)
             return removed
 
@@ -349,7 +309,7 @@ class Context:
                 return []
             del self._messages[length:]
             del self._words[length:]
-            self._journal_truncate(length)
+            self._file.truncated(length)
             for offset in range(len(removed) - 1, -1, -1):
                 self._notify("removed", length + offset, removed[offset])
             return removed
@@ -358,40 +318,11 @@ class Context:
         """Remove every entry."""
         return self.truncate(0)
 
-    # -- session file -------------------------------------------------------------------------
+    # -- session file (the writing is _SessionFile's) -----------------------------------------
     @property
     def path(self) -> Path | None:
         """The session file ``save()`` writes, or ``None`` without a ``dir``."""
-        if self._path is None and self._dir is not None:
-            stem = self._id or self._name or f"context-{uuid.uuid4().hex[:12]}"
-            self._path = self._dir / f"{file_stem(stem)}.jsonl"
-        return self._path
-
-    def _header(self) -> dict:
-        return {"type": HEADER_TYPE, "id": self._id, "name": self._name, "version": 1}
-
-    def _whole_lines(self) -> list[tuple[str, dict]]:
-        """The lines of a file that holds exactly this context: the header, then every entry."""
-        return [("the header", self._header())] + [
-            (f"entry {index}", _entry_line(entry)) for index, entry in enumerate(self._messages)]
-
-    def _reset_lines(self) -> list[tuple[str, dict]]:
-        return [("the reset", {"type": "context.truncate", "length": 0})] + [
-            (f"entry {index}", _entry_line(entry)) for index, entry in enumerate(self._messages)]
-
-    def _delta_lines(self) -> list[tuple[str, dict]]:
-        lines: list[tuple[str, dict]] = []
-        for op in self._journal:
-            if op[0] == "replace":
-                lines.append((f"the replacement of entry {op[1]}",
-                              {"type": "context.replace", "index": op[1], "message": _entry_line(op[2])}))
-            elif op[0] == "remove":
-                lines.append((f"the removal of entry {op[1]}", {"type": "context.remove", "index": op[1]}))
-            else:
-                lines.append((f"the truncation to {op[1]}", {"type": "context.truncate", "length": op[1]}))
-        lines.extend((f"entry {index}", _entry_line(self._messages[index]))
-                     for index in range(self._synced, len(self._messages)))
-        return lines
+        return self._file.path
 
     def save(self) -> Path:
         """Append what changed since the last save to the session file, durably; returns its path.
@@ -400,121 +331,12 @@ class Context:
         ``SessionFileError`` (nothing written) for a file that is not a regular file, that holds another
         context, or that another writer appended to when this save would edit entries already saved.
         """
-        path = self.path
-        if path is None:
+        if self._file.path is None:
             raise ValueError("Context.save: this context has no dir to save into")
+        header = {"type": HEADER_TYPE, "id": self._id, "name": self._name, "version": 1}
         with self._lock:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, info = _open_locked(path, "Context.save", write=True)
-            try:
-                self._save_locked(fd, info, path)
-            finally:
-                os.close(fd)  # releases the lock
-            self._synced = len(self._messages)
-            self._journal = []
-            return path
-
-    def _save_locked(self, fd: int, info: os.stat_result, path: Path) -> None:
-        size, known = info.st_size, self._state
-        if known is None:  # this object has not read or written the file yet
-            if size == 0:
-                self._write_whole(fd, info, path, in_place=True)
-                return
-            verdict = self._owner(fd, size, path)
-            if verdict == "ours":  # a fresh context of this id: the file is reset to it
-                self._append(fd, size, path, self._reset_lines())
-                return
-            if verdict == "cut":
-                warnings.warn(f"Context.save: {path} holds only a header cut short (a first save killed "
-                              f"mid-write); rewriting it whole", RuntimeWarning, stacklevel=3)
-            self._write_whole(fd, info, path, in_place=False)
-            return
-        problem = None
-        if (info.st_dev, info.st_ino) != (known.dev, known.ino):
-            problem = "was replaced (or removed) since this context last read or wrote it"
-        elif size < known.size:
-            problem = f"was cut short since this context last read or wrote it ({size} bytes, {known.size} expected)"
-        elif _snapshot_bytes(fd, known.size) != (known.head, known.tail):
-            problem = "was changed in place since this context last read or wrote it"
-        if problem is not None:
-            if size > 0:
-                self._owner(fd, size, path)  # another context's file, or no session file: refused
-            warnings.warn(f"Context.save: {path} {problem}; rewriting it whole from this context "
-                          f"({len(self._messages)} entries)", RuntimeWarning, stacklevel=3)
-            self._write_whole(fd, info, path, in_place=size == 0)
-            return
-        grown = size > known.size
-        if (grown or self._shared) and self._journal:
-            raise SessionFileError(
-                f"Context.save: {path} also holds lines another writer appended since this context read it, "
-                f"so the indexes of entries already saved no longer match the file, and this save would edit "
-                f"them ({len(self._journal)} edits); nothing written. Context.load the file again to edit it")
-        self._append(fd, size, path, self._delta_lines())
-        if grown:
-            self._shared = True
-
-    def _owner(self, fd: int, size: int, path: Path) -> str:
-        """Whose file this is, from its header: ``"ours"``, ``"cut"`` (a header of ours cut short),
-        ``"blank"`` (nothing but whitespace); raises ``SessionFileError`` for anything else."""
-        first = _pread(fd, min(size, _HEADER_SCAN_BYTES), 0)
-        end = first.find(b"\n")
-        line = first if end == -1 else first[:end]
-        if len(first) == size and not first.strip():
-            return "blank"
-        if end == -1 and len(first) == size and orjson.dumps(self._header()).startswith(line):
-            return "cut"
-        value = None
-        if end != -1 or len(first) == size:
-            try:
-                value = decode_json(line)
-            except (RefusedJSON, orjson.JSONDecodeError):
-                value = None
-        if isinstance(value, dict) and value.get("type") == HEADER_TYPE:
-            their_id, their_name = _header_field(value, "id"), _header_field(value, "name")
-            if their_id == self._id and (self._id is not None or their_name == self._name):
-                return "ours"
-            raise SessionFileError(
-                f"Context.save: {path} holds {_who(their_id, their_name)}, not this one "
-                f"({_who(self._id, self._name)}); refusing to write into another context's file "
-                f"(Context.load({str(path)!r}) opens it)")
-        raise SessionFileError(f"Context.save: {path} is not a session file (line 1 is not a context header); "
-                               f"refusing to write into it")
-
-    def _append(self, fd: int, size: int, path: Path, lines: list[tuple[str, dict]]) -> None:
-        if lines:
-            data = _encode(lines)
-            if size > 0 and _pread(fd, 1, size - 1) != b"\n":
-                data = b"\n" + data  # end a line a killed save cut short
-            _write_all(fd, data)
-            os.fsync(fd)
-        self._state = _FileState.of(fd)
-
-    def _write_whole(self, fd: int, info: os.stat_result, path: Path, *, in_place: bool) -> None:
-        data = _encode(self._whole_lines())
-        if in_place:  # the file is empty: write into it
-            _write_all(fd, data)
-            os.fsync(fd)
-            self._state = _FileState.of(fd)
-        else:  # a new file put in its place atomically, so a crash leaves the old one or the new one
-            real = path  # never a symlink: _open_locked opened it O_NOFOLLOW; os.replace replaces the name
-            tmp_fd, tmp_name = tempfile.mkstemp(prefix=".agentctx-", suffix=".tmp", dir=real.parent)
-            try:
-                if fcntl is not None:
-                    fcntl.flock(tmp_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # new: free; held until written
-                _write_all(tmp_fd, data)
-                if hasattr(os, "fchmod"):
-                    os.fchmod(tmp_fd, stat.S_IMODE(info.st_mode))
-                os.fsync(tmp_fd)
-                os.replace(tmp_name, real)
-                _fsync_dir(real.parent)
-                self._state = _FileState.of(tmp_fd)
-            except BaseException:
-                if os.path.exists(tmp_name):
-                    os.unlink(tmp_name)
-                raise
-            finally:
-                os.close(tmp_fd)
-        self._shared = False
+            self._file.save(header, self._messages)
+        return self._file.path
 
     def _save_at_exit(self) -> None:
         try:
@@ -542,10 +364,165 @@ class Context:
         context = cls(id=header.get("id"), name=header.get("name"), dir=path.parent)
         context._messages = entries
         context._words = [message_words(entry) for entry in entries]
-        context._path = path
-        context._state = state
-        context._synced = len(entries)
+        context._file = _SessionFile(path, state, synced=len(entries))
         return context
+
+
+class _SessionFile:
+    """A ``Context``'s session file and what this object knows of it: the edits made to entries already
+    saved (journaled as control lines as they happen, so a save's cost does not depend on the list's
+    length) and what it last read or wrote there, which each save compares with the file it finds to
+    notice a file replaced, cut short or changed behind its back."""
+
+    def __init__(self, path: Path | None, state: _FileState | None = None, *, synced: int = 0) -> None:
+        self.path = path
+        self.synced = synced  # entries [0, synced) are in the file once the journal is replayed
+        self.journal: list[tuple[str, dict]] = []  # (what the line is, the line) of each edit since
+        self.state = state  # None: this object has not read or written the file yet
+        self.shared = False  # another writer has appended to the file since this object read it
+
+    # -- the journal of edits to entries already saved ----------------------------------------
+    def replaced(self, index: int, entry: dict) -> None:
+        if index < self.synced:
+            label = f"the replacement of entry {index}"
+            if self.journal and self.journal[-1][0] == label:
+                self.journal.pop()  # the newer entry supersedes it
+            line = {"type": "context.replace", "index": index, "message": _entry_line(entry)}
+            self.journal.append((label, line))
+
+    def removed(self, index: int) -> None:
+        if index < self.synced:
+            self.journal.append((f"the removal of entry {index}", {"type": "context.remove", "index": index}))
+            self.synced -= 1
+
+    def truncated(self, length: int) -> None:
+        if length < self.synced:
+            self.journal.append((f"the truncation to {length}",
+                                 {"type": "context.truncate", "length": length}))
+            self.synced = length
+
+    # -- saving -------------------------------------------------------------------------------
+    def save(self, header: dict, entries: list) -> None:
+        """``Context.save``: ``entries`` (the context's, under its lock) made the file's, as little written
+        as will do."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, info = _open_locked(self.path, "Context.save", write=True)
+        try:
+            self._save_locked(fd, info, header, entries)
+        finally:
+            os.close(fd)  # releases the lock
+        self.synced = len(entries)
+        self.journal = []
+
+    def _save_locked(self, fd: int, info: os.stat_result, header: dict, entries: list) -> None:
+        size, known, path = info.st_size, self.state, self.path
+        whole = [("the header", header), *_entry_lines(entries)]  # a file that holds exactly this context
+        if known is None:  # this object has not read or written the file yet
+            if size == 0:
+                self._write_whole(fd, info, whole, in_place=True)
+                return
+            verdict = self._owner(fd, size, header)
+            if verdict == "ours":  # a fresh context of this id: the file is reset to it
+                self._append(fd, size, [("the reset", {"type": "context.truncate", "length": 0}),
+                                        *_entry_lines(entries)])
+                return
+            if verdict == "cut":
+                warnings.warn(f"Context.save: {path} holds only a header cut short (a first save killed "
+                              f"mid-write); rewriting it whole", RuntimeWarning, stacklevel=4)
+            self._write_whole(fd, info, whole, in_place=False)
+            return
+        problem = None
+        if (info.st_dev, info.st_ino) != (known.dev, known.ino):
+            problem = "was replaced (or removed) since this context last read or wrote it"
+        elif size < known.size:
+            problem = f"was cut short since this context last read or wrote it ({size} bytes, {known.size} expected)"
+        elif _snapshot_bytes(fd, known.size) != (known.head, known.tail):
+            problem = "was changed in place since this context last read or wrote it"
+        if problem is not None:
+            if size > 0:
+                self._owner(fd, size, header)  # another context's file, or no session file: refused
+            warnings.warn(f"Context.save: {path} {problem}; rewriting it whole from this context "
+                          f"({len(entries)} entries)", RuntimeWarning, stacklevel=4)
+            self._write_whole(fd, info, whole, in_place=size == 0)
+            return
+        grown = size > known.size
+        if (grown or self.shared) and self.journal:
+            raise SessionFileError(
+                f"Context.save: {path} also holds lines another writer appended since this context read it, "
+                f"so the indexes of entries already saved no longer match the file, and this save would edit "
+                f"them ({len(self.journal)} edits); nothing written. Context.load the file again to edit it")
+        self._append(fd, size, self.journal + _entry_lines(entries, self.synced))
+        if grown:
+            self.shared = True
+
+    def _owner(self, fd: int, size: int, header: dict) -> str:
+        """Whose file this is, from its header: ``"ours"``, ``"cut"`` (a header of ours cut short),
+        ``"blank"`` (nothing but whitespace); raises ``SessionFileError`` for anything else."""
+        path, our_id, our_name = self.path, header["id"], header["name"]
+        first = _pread(fd, min(size, _HEADER_SCAN_BYTES), 0)
+        end = first.find(b"\n")
+        line = first if end == -1 else first[:end]
+        if len(first) == size and not first.strip():
+            return "blank"
+        if end == -1 and len(first) == size and orjson.dumps(header).startswith(line):
+            return "cut"
+        value = None
+        if end != -1 or len(first) == size:
+            try:
+                value = decode_json(line)
+            except (RefusedJSON, orjson.JSONDecodeError):
+                value = None
+        if isinstance(value, dict) and value.get("type") == HEADER_TYPE:
+            their_id, their_name = _header_field(value, "id"), _header_field(value, "name")
+            if their_id == our_id and (our_id is not None or their_name == our_name):
+                return "ours"
+            raise SessionFileError(
+                f"Context.save: {path} holds {_who(their_id, their_name)}, not this one "
+                f"({_who(our_id, our_name)}); refusing to write into another context's file "
+                f"(Context.load({str(path)!r}) opens it)")
+        raise SessionFileError(f"Context.save: {path} is not a session file (line 1 is not a context header); "
+                               f"refusing to write into it")
+
+    def _append(self, fd: int, size: int, lines: list[tuple[str, dict]]) -> None:
+        if lines:
+            data = _encode(lines)
+            if size > 0 and _pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data  # end a line a killed save cut short
+            _write_all(fd, data)
+            os.fsync(fd)
+        self.state = _FileState.of(fd)
+
+    def _write_whole(self, fd: int, info: os.stat_result, lines: list, *, in_place: bool) -> None:
+        data = _encode(lines)
+        if in_place:  # the file is empty: write into it
+            _write_all(fd, data)
+            os.fsync(fd)
+            self.state = _FileState.of(fd)
+        else:  # a new file put in its place atomically, so a crash leaves the old one or the new one
+            real = self.path  # never a symlink (_open_locked opened it O_NOFOLLOW); os.replace replaces it
+            tmp_fd, tmp_name = tempfile.mkstemp(prefix=".agentctx-", suffix=".tmp", dir=real.parent)
+            try:
+                if fcntl is not None:
+                    fcntl.flock(tmp_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # new: free; held until written
+                _write_all(tmp_fd, data)
+                if hasattr(os, "fchmod"):
+                    os.fchmod(tmp_fd, stat.S_IMODE(info.st_mode))
+                os.fsync(tmp_fd)
+                os.replace(tmp_name, real)
+                _fsync_dir(real.parent)
+                self.state = _FileState.of(tmp_fd)
+            except BaseException:
+                if os.path.exists(tmp_name):
+                    os.unlink(tmp_name)
+                raise
+            finally:
+                os.close(tmp_fd)
+        self.shared = False
+
+
+def _entry_lines(entries: list, start: int = 0) -> list[tuple[str, dict]]:
+    """The lines of ``entries[start:]``, each named by its index (what ``_encode`` names in a refusal)."""
+    return [(f"entry {index}", _entry_line(entries[index])) for index in range(start, len(entries))]
 
 
 # -- file names ------------------------------------------------------------------------------------
@@ -704,21 +681,20 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-class _FileState(tuple):
+class _FileState(NamedTuple):
     """What ``save()`` expects to find: the file's (st_dev, st_ino), size, first and last bytes."""
 
-    __slots__ = ()
-    dev = property(lambda self: self[0])
-    ino = property(lambda self: self[1])
-    size = property(lambda self: self[2])
-    head = property(lambda self: self[3])
-    tail = property(lambda self: self[4])
+    dev: int
+    ino: int
+    size: int
+    head: bytes
+    tail: bytes
 
     @classmethod
     def of(cls, fd: int, size: int | None = None) -> _FileState:
         info = os.fstat(fd)
         size = info.st_size if size is None else size
-        return cls((info.st_dev, info.st_ino, size, *_snapshot_bytes(fd, size)))
+        return cls(info.st_dev, info.st_ino, size, *_snapshot_bytes(fd, size))
 
 
 def _snapshot_bytes(fd: int, size: int) -> tuple[bytes, bytes]:
@@ -738,8 +714,7 @@ def _pread(fd: int, size: int, offset: int) -> bytes:
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        written = os.write(fd, view)
-        view = view[written:]
+        view = view[os.write(fd, view):]
 
 
 # -- reading and writing lines ------------------------------------------------------------------
