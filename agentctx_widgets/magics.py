@@ -26,6 +26,7 @@ import re
 import sys
 import time
 import traceback
+from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -60,6 +61,11 @@ def _report(message: str) -> None:
 
 def _kind(value: Any) -> str:
     return type(value).__name__
+
+
+def _plural(count: int, noun: str) -> str:
+    """``1 message``, ``2 messages``."""
+    return f"{count} {noun}{'s' * (count != 1)}"
 
 
 def _identifier(name: str, what: str) -> str:
@@ -244,6 +250,7 @@ class AgentContextMagics(Magics):
         only a model id for the gauge (the reply is then scripted)."""
         from .models import ScriptedModel
         from .models.registry import is_model_spec, model_from_spec
+        from .notebook import _model_id
 
         value = self._ns[token] if token is not None and token in self._ns else token
         if is_model_spec(value):
@@ -262,11 +269,7 @@ class AgentContextMagics(Magics):
                                  f"(model = {value.__name__}(...); --model model): {error}") from None
         if not callable(getattr(value, "stream", None)):
             raise MagicError(f"run: {token} holds a {_kind(value)}, not a model (an object with .stream())")
-        model_id = next(
-            (v for v in (getattr(value, attr, None) for attr in ("model_id", "model", "name")) if isinstance(v, str)),
-            None,
-        )
-        return value, model_id
+        return value, _model_id(value)
 
     # ---- subcommands ----------------------------------------------------------------------
     def _do_help(self, args: Any, cell: str | None) -> None:
@@ -300,17 +303,16 @@ class AgentContextMagics(Magics):
         if not source.strip():
             raise MagicError(f"hooks {name}: the cell is empty; write the hook functions below the magic line")
         language = args.lang or detect_language(source)
+        label = "JavaScript" if language == "js" else "Python"
         try:
             hooks, defined = _js_hooks(name, source) if language == "js" else _python_hooks(name, source)
         except MagicError as error:
             if args.lang:
                 raise
-            assumed = "JavaScript" if language == "js" else "Python"
-            raise MagicError(f"{error} (the cell was taken for {assumed}; write --lang js or --lang python "
+            raise MagicError(f"{error} (the cell was taken for {label}; write --lang js or --lang python "
                              "to choose)") from None
         self.hook_sets[name] = hooks
         self._ns[name] = hooks
-        label = "JavaScript" if language == "js" else "Python"
         print(f"hook set {name} ({label}): {', '.join(defined) or 'no hooks'}")
 
     def _do_run(self, args: Any, cell: str | None) -> None:
@@ -325,14 +327,10 @@ class AgentContextMagics(Magics):
         target = args.target
         if args.result is not None:
             _identifier(args.result, "run")
-        if target in self._ns:
-            context = self._ns[target]
-            if not isinstance(context, Context):
-                raise MagicError(f"run: {target} holds a {_kind(context)}, not a Context")
-            bind = False
-        else:
-            _identifier(target, "run")
-            context, bind = Context(name=target), True
+        bind = target not in self._ns  # a new name: a new Context, bound once the turn succeeds
+        context = Context(name=_identifier(target, "run")) if bind else self._ns[target]
+        if not isinstance(context, Context):
+            raise MagicError(f"run: {target} holds a {_kind(context)}, not a Context")
         hooks = self._hooks_from(args.hooks)
         model, model_id = self._model_from(args.model, text)
         tools = self._tools_from(args.tools)
@@ -342,23 +340,13 @@ class AgentContextMagics(Magics):
             if not args.stream or args.strict:
                 raise MagicError("run: --no-stream and --strict are the seed lifecycle's; a Yao assistant's request "
                                  "streams as Yao does")
+        else:
+            extra.update(streaming=args.stream, strict=args.strict)
 
         started = time.perf_counter()
         try:
-            result = run(
-                context,
-                text,
-                hooks=hooks,
-                model=model,
-                tools=tools,
-                title=target,
-                window_model=model_id,
-                accept=args.accept,
-                chat_id=context.id or context.name or target,
-                check=False,
-                **extra,
-                **({} if args.assistant is not None else {"streaming": args.stream, "strict": args.strict}),
-            )
+            result = run(context, text, hooks=hooks, model=model, tools=tools, title=target, window_model=model_id,
+                         accept=args.accept, chat_id=context.id or context.name or target, check=False, **extra)
         except KeyboardInterrupt:
             raise MagicError("run: interrupted; the partial reply was not committed and the context is unchanged") from None
         except Exception as error:
@@ -388,8 +376,7 @@ class AgentContextMagics(Magics):
         _identifier(name, "load")
         context = self._load_path(args.path, "load")
         self._ns[name] = context
-        count = len(context)
-        print(f"loaded {count} message{'s' * (count != 1)} from {Path(args.path).name} into {name}")
+        print(f"loaded {_plural(len(context), 'message')} from {Path(args.path).name} into {name}")
 
     def _do_export(self, args: Any, cell: str | None) -> None:
         from .html import to_html
@@ -408,10 +395,9 @@ class AgentContextMagics(Magics):
             raise MagicError(str(error)) from None
         except OSError as error:
             raise MagicError(f"export: cannot write {args.path!r}: {error.strerror or error}") from None
-        count = len(context)
         distinct = len({message.get("id") or f"#{i}" for i, message in enumerate(outputs)})  # deltas are one message
         shown = f" and {distinct:,} output message{'s' * (distinct != 1)}" if outputs else ""
-        print(f"exported {count} message{'s' * (count != 1)}{shown} to {target} ({len(page.encode()):,} bytes)")
+        print(f"exported {_plural(len(context), 'message')}{shown} to {target} ({len(page.encode()):,} bytes)")
 
     def _outputs_of(self, context: Any) -> list[dict]:
         """The output messages the views of ``context`` showed: those of the turns ``%agentctx run`` ran
@@ -429,10 +415,9 @@ class AgentContextMagics(Magics):
             watcher = watch(path, interval=args.interval, block=True)  # displays the view, returns on Ctrl-C
         except (TypeError, ValueError, OSError) as error:
             raise MagicError(f"watch: {error}") from None
-        count = len(watcher.context)
-        print(f"stopped watching {path.name}: {count} message{'s' * (count != 1)}, {watcher.lines_read} "
-              f"line{'s' * (watcher.lines_read != 1)} read, {watcher.restarts} restart{'s' * (watcher.restarts != 1)}, "
-              f"{watcher.bad_lines} bad line{'s' * (watcher.bad_lines != 1)}")
+        print(f"stopped watching {path.name}: {_plural(len(watcher.context), 'message')}, "
+              f"{_plural(watcher.lines_read, 'line')} read, {_plural(watcher.restarts, 'restart')}, "
+              f"{_plural(watcher.bad_lines, 'bad line')}")
         if watcher.error:  # the thread stopped on its own, not on Ctrl-C or a closed view: say why
             print(f"watcher stopped: {watcher.error}")
 
@@ -441,7 +426,8 @@ class AgentContextMagics(Magics):
 
         if args.result is not None:
             _identifier(args.result, "diff")
-        old, new = self._diff_side(args.old, "A"), self._diff_side(args.new, "B")
+        old = _DiffSide.of(*self._diff_value(args.old, "A"), "A")
+        new = _DiffSide.of(*self._diff_value(args.new, "B"), "B")
         if args.case is not None:
             old, new = _picked(old, new, args.case)
         if old.cases is not None and new.cases is not None:
@@ -465,12 +451,8 @@ class AgentContextMagics(Magics):
         else:
             display(shown)
 
-    def _diff_side(self, token: str, which: str) -> _DiffSide:
-        """What A or B names (a variable, or a step inside one, else a file), as a run or a suite's cases."""
-        value, label = self._diff_value(token, which)
-        return _DiffSide.of(value, label, which)
-
     def _diff_value(self, token: str, which: str) -> tuple[Any, str]:
+        """What A or B names (a variable, or a step inside one, else a file) and its label."""
         reference = _reference(token)
         file_there = Path(token).expanduser().exists()
         if reference is not None and reference[0] in self._ns:
@@ -523,10 +505,8 @@ class AgentContextMagics(Magics):
             else:
                 context.append(message, merge=False)
         view.settle()
-        print(
-            f"replayed {len(context)} message{'s' * (len(context) != 1)} from {name} "
-            f"({streamed} assistant message{'s' * (streamed != 1)} streamed in {chunks} chunk{'s' * (chunks != 1)})"
-        )
+        print(f"replayed {_plural(len(context), 'message')} from {name} "
+              f"({_plural(streamed, 'assistant message')} streamed in {_plural(chunks, 'chunk')})")
 
 
 # ---- helpers that need no shell ---------------------------------------------------------------
@@ -540,13 +520,9 @@ def _stream_into(view: Any, message: dict, pause: float) -> int:
     pending["content"] = []
     count = 0
     for block in message.get("content") or []:
-        if not (isinstance(block, dict) and isinstance(block.get("text"), str)):
-            pending["content"].append(copy.deepcopy(block))
-            view.set_pending(pending)
-            count += 1
-            continue
-        chunks = stream_chunks(block["text"])
-        if pause <= 0:
+        text = block.get("text") if isinstance(block, dict) else None
+        chunks = stream_chunks(text) if isinstance(text, str) else [block]  # a block that is not text: one chunk
+        if not isinstance(text, str) or pause <= 0:
             pending["content"].append(copy.deepcopy(block))
             view.set_pending(pending)
             count += len(chunks)
@@ -808,9 +784,7 @@ class SuiteDiff:
         return {"added": f"only in {self.labels[1]}", "removed": f"only in {self.labels[0]}"}.get(status, status)
 
     def headline(self) -> str:
-        counts: dict[str, int] = {}
-        for status in self.status.values():
-            counts[status] = counts.get(status, 0) + 1
+        counts = Counter(self.status.values())
         parts = [f"{counts[status]} {self._said(status)}" for status in ("changed", "removed", "added", "same")
                  if counts.get(status)]
         return f"{len(self.status)} case{'s' * (len(self.status) != 1)}: {', '.join(parts) or 'none on either side'}"
