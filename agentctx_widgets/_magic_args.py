@@ -72,18 +72,23 @@ def _budget(text: str) -> Decimal:
     return value
 
 
-def _new(name: str, description: str, *, cell: bool = False) -> _Parser:
+_CTX = "a variable (Context or list of messages) or a .jsonl path"
+"""The help of the CTX argument of show, usage and export."""
+
+
+def _new(name: str, description: str, *, cell: bool = False, ctx: str | None = None) -> _Parser:
+    """A subcommand's parser; ``ctx``: the help of its first argument, the context (``target``, CTX)."""
     prog = f"%%agentctx {name}" if cell else f"%agentctx {name}"
     parser = _Parser(prog=prog, description=description, add_help=False, allow_abbrev=False)
     parser.command = name
+    if ctx is not None:
+        parser.add_argument("target", metavar="CTX", help=ctx)
     return parser
 
 
 def _show_parser() -> _Parser:
-    p = _new("show", "Display a ContextView of a Context, a list of messages, or a session file, where the "
-                     "magic stands (x = %agentctx show CTX also binds it).")
-    p.add_argument("target", metavar="CTX", help="a variable (Context or list of messages) or a .jsonl path")
-    return p
+    return _new("show", "Display a ContextView of a Context, a list of messages, or a session file, where the "
+                        "magic stands (x = %agentctx show CTX also binds it).", ctx=_CTX)
 
 
 def _usage_parser() -> _Parser:
@@ -93,9 +98,7 @@ def _usage_parser() -> _Parser:
         "and the lifetime usage of the turns run in this kernel with what they cost, per model (priced by "
         "genai-prices; 'unpriced' for a model it does not know); HTML and a text table (for nbval), "
         "shown where the magic stands (x = %agentctx usage CTX also binds the report). With tiktoken and "
-        "its encoding available offline, exact counts stand beside the estimates.",
-    )
-    p.add_argument("target", metavar="CTX", help="a variable (Context or list of messages) or a .jsonl path")
+        "its encoding available offline, exact counts stand beside the estimates.", ctx=_CTX)
     p.add_argument("--model", metavar="NAME", help="model id for the context window (e.g. gpt-4o)")
     p.add_argument(
         "--no-exact",
@@ -126,9 +129,7 @@ def _run_parser() -> _Parser:
         "console lines and one line per diagnostic. A CTX that names no variable gets a new Context "
         "bound to it; a failed or interrupted turn leaves the context as it was. The default model is "
         "scripted ('Scripted reply to: TEXT'). TEXT may be unquoted (its words joined by one space); "
-        "quote it to keep it exactly as written.",
-    )
-    p.add_argument("target", metavar="CTX", help="a Context variable, or a new name")
+        "quote it to keep it exactly as written.", ctx="a Context variable, or a new name")
     p.add_argument("text", metavar="TEXT", nargs="*",
                    help="the user input (in %%%%agentctx run: the cell). Quote it to keep it exactly as written; "
                         "unquoted words are taken whole, joined by one space (a word starting with - needs quotes)")
@@ -193,8 +194,7 @@ def _watch_parser() -> _Parser:
 
 
 def _export_parser() -> _Parser:
-    p = _new("export", "Write a standalone HTML page of a context (no JavaScript; opens offline, from disk).")
-    p.add_argument("target", metavar="CTX", help="a variable (Context or list of messages) or a .jsonl path")
+    p = _new("export", "Write a standalone HTML page of a context (no JavaScript; opens offline, from disk).", ctx=_CTX)
     p.add_argument("path", metavar="PATH", help="the .html file to write")
     p.add_argument("--title", metavar="TITLE", help="the page title (default: the context's name)")
     return p
