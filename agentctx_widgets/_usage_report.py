@@ -10,9 +10,9 @@ must never wait on the network to show usage.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from html import escape as esc
 from typing import Any
 
 import orjson
@@ -27,6 +27,8 @@ __all__ = ["MessageUsage", "UsageReport", "build_usage_report", "cost_text", "tr
 
 _PREVIEW_CHARS = 48
 _DEFAULT_ENCODING = "o200k_base"
+_CELL = "padding:2px 8px;border-bottom:1px solid var(--jp-border-color2,#e0e0e0);"
+"""The style every cell of the HTML tables starts with."""
 
 ExactCounter = Callable[[str], int]
 
@@ -122,37 +124,22 @@ class UsageReport:
         and how to price an unpriced model."""
         if self.spend is None:
             return []
-        table = self._cost_table()
-        widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-        lines = [self._cost_head()]
-        for row in table:
-            cells = [row[0].ljust(widths[0]), row[1].rjust(widths[1]), row[2].rjust(widths[2]), row[3]]
-            lines.append(("  " + "  ".join(cells)).rstrip())
+        lines = [self._cost_head(), *_aligned(self._cost_table(), right={1, 2})]
         if self.spend.cost.message:
             lines.append(f"  {self.spend.cost.message}")
         return lines
 
+    def _cells(self) -> list[list[str]]:
+        """A row of cells a message: #, role, estimate, the exact count (when there are any), preview."""
+        exact = self.encoding is not None
+        return [[str(row.index), row.role, _cell(row.estimate), *([_cell(row.exact)] if exact else []),
+                 row.preview] for row in self.rows]
+
     def to_text(self) -> str:
         """The fixed-width table (what nbval compares)."""
-        exact = self.encoding is not None
-        head = ["#", "role", "est."] + (["exact"] if exact else []) + ["preview"]
-        body = []
-        for row in self.rows:
-            cells = [str(row.index), row.role, _cell(row.estimate)]
-            if exact:
-                cells.append(_cell(row.exact))
-            cells.append(row.preview)
-            body.append(cells)
-        widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head) - 1)]
-        numeric = {0, 2, 3} if exact else {0, 2}
-        lines = [self._header()]
-        for cells in [head, *body]:
-            parts = [
-                cells[i].rjust(widths[i]) if i in numeric else cells[i].ljust(widths[i])
-                for i in range(len(cells) - 1)
-            ]
-            lines.append(("  " + "  ".join(parts) + "  " + cells[-1]).rstrip())
-        if not body:
+        head = ["#", "role", "est."] + (["exact"] if self.encoding is not None else []) + ["preview"]
+        lines = [self._header(), *_aligned([head, *self._cells()], right={0, 2, 3})]  # (3: exact or preview)
+        if not self.rows:
             lines.append("  (empty context)")
         lines.append(self._total_line())
         lines.extend(self._lifetime_lines())
@@ -168,28 +155,21 @@ class UsageReport:
     # ---- HTML -----------------------------------------------------------------------------
     def _repr_html_(self) -> str:
         exact = self.encoding is not None
-        esc = html.escape
-        cell = "padding:2px 8px;border-bottom:1px solid var(--jp-border-color2,#e0e0e0);"
-        num = cell + "text-align:right;font-family:var(--jp-code-font-family,monospace);"
-        text = cell + "text-align:left;"  # JupyterLab right-aligns td in rendered HTML by default
+        num = _CELL + "text-align:right;font-family:var(--jp-code-font-family,monospace);"
+        text = _CELL + "text-align:left;"  # JupyterLab right-aligns td in rendered HTML by default
         head = "".join(
-            f'<th style="{cell}text-align:{align};font-weight:600">{esc(label)}</th>'
+            f'<th style="{_CELL}text-align:{align};font-weight:600">{esc(label)}</th>'
             for label, align in [("#", "right"), ("role", "left"), ("est. tokens", "right")]
             + ([(f"exact ({self.encoding})", "right")] if exact else [])
             + [("preview", "left")]
         )
+        styles = [num, text, num] + ([num] if exact else [])  # then the preview's, with white-space:pre
         rows = []
-        for row in self.rows:
+        for row, cells in zip(self.rows, self._cells()):
             muted = "color:var(--jp-ui-font-color2,#757575);" if row.estimate is None else ""
-            tds = [
-                f'<td style="{num}{muted}">{row.index}</td>',
-                f'<td style="{text}{muted}">{esc(row.role)}</td>',
-                f'<td style="{num}{muted}">{esc(_cell(row.estimate))}</td>',
-            ]
-            if exact:
-                tds.append(f'<td style="{num}{muted}">{esc(_cell(row.exact))}</td>')
-            tds.append(f'<td style="{text}{muted}white-space:pre">{esc(row.preview)}</td>')
-            rows.append("<tr>" + "".join(tds) + "</tr>")
+            tds = "".join(f'<td style="{style}{muted}">{esc(value)}</td>'
+                          for style, value in zip(styles, cells))
+            rows.append(f'<tr>{tds}<td style="{text}{muted}white-space:pre">{esc(cells[-1])}</td></tr>')
         gauge = ""
         if self.share is not None:
             width = min(100.0, self.share * 100)
@@ -218,13 +198,12 @@ class UsageReport:
     def _cost_html(self) -> str:
         if self.spend is None:
             return ""
-        esc = html.escape
-        cell = "padding:2px 8px;border-bottom:1px solid var(--jp-border-color2,#e0e0e0);"
         align = ["left", "right", "right", "right"]
         head, *rows = self._cost_table()
-        heads = "".join(f'<th style="{cell}text-align:{a};font-weight:600">{esc(h)}</th>' for h, a in zip(head, align))
+        heads = "".join(f'<th style="{_CELL}text-align:{a};font-weight:600">{esc(h)}</th>'
+                        for h, a in zip(head, align))
         body = "".join(
-            "<tr>" + "".join(f'<td style="{cell}text-align:{a};{_cost_style(i, v)}">{esc(v)}</td>'
+            "<tr>" + "".join(f'<td style="{_CELL}text-align:{a};{_cost_style(i, v)}">{esc(v)}</td>'
                              for i, (v, a) in enumerate(zip(row, align))) + "</tr>"
             for row in rows)
         hint = self.spend.cost.message
@@ -235,6 +214,18 @@ class UsageReport:
             + (f'<div style="color:var(--jp-warn-color0,#b26a00)">{esc(hint)}</div>' if hint else "")
             + "</div>"
         )
+
+
+def _aligned(rows: list[list[str]], right: set[int]) -> list[str]:
+    """Text rows as lines of a table: each column but the last padded to its width (right-aligned when its
+    index is in ``right``), two spaces before the first and between two; no trailing space."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    lines = []
+    for row in rows:
+        cells = [cell.rjust(width) if i in right else cell.ljust(width)
+                 for i, (cell, width) in enumerate(zip(row, widths))]
+        lines.append(("  " + "  ".join([*cells, row[-1]])).rstrip())
+    return lines
 
 
 def _sum(usage: Mapping[str, Any]) -> str:
