@@ -87,8 +87,8 @@ def _new(name: str, description: str, *, cell: bool = False, ctx: str | None = N
 
 
 def _show_parser() -> _Parser:
-    return _new("show", "Display a ContextView of a Context, a list of messages, or a session file, where the "
-                        "magic stands (x = %agentctx show CTX also binds it).", ctx=_CTX)
+    return _new("show", "Display a ContextView of a Context, a list of messages, or a session file, where "
+                        "the magic stands (x = %agentctx show CTX also binds it).", ctx=_CTX)
 
 
 def _usage_parser() -> _Parser:
@@ -194,7 +194,8 @@ def _watch_parser() -> _Parser:
 
 
 def _export_parser() -> _Parser:
-    p = _new("export", "Write a standalone HTML page of a context (no JavaScript; opens offline, from disk).", ctx=_CTX)
+    p = _new("export", "Write a standalone HTML page of a context (no JavaScript; opens offline, from disk).",
+             ctx=_CTX)
     p.add_argument("path", metavar="PATH", help="the .html file to write")
     p.add_argument("--title", metavar="TITLE", help="the page title (default: the context's name)")
     return p

@@ -345,8 +345,9 @@ class AgentContextMagics(Magics):
 
         started = time.perf_counter()
         try:
-            result = run(context, text, hooks=hooks, model=model, tools=tools, title=target, window_model=model_id,
-                         accept=args.accept, chat_id=context.id or context.name or target, check=False, **extra)
+            result = run(context, text, hooks=hooks, model=model, tools=tools, title=target,
+                         window_model=model_id, accept=args.accept,
+                         chat_id=context.id or context.name or target, check=False, **extra)
         except KeyboardInterrupt:
             raise MagicError("run: interrupted; the partial reply was not committed and the context is unchanged") from None
         except Exception as error:
@@ -397,7 +398,8 @@ class AgentContextMagics(Magics):
             raise MagicError(f"export: cannot write {args.path!r}: {error.strerror or error}") from None
         distinct = len({message.get("id") or f"#{i}" for i, message in enumerate(outputs)})  # deltas are one message
         shown = f" and {distinct:,} output message{'s' * (distinct != 1)}" if outputs else ""
-        print(f"exported {_plural(len(context), 'message')}{shown} to {target} ({len(page.encode()):,} bytes)")
+        print(f"exported {_plural(len(context), 'message')}{shown} to {target} "
+              f"({len(page.encode()):,} bytes)")
 
     def _outputs_of(self, context: Any) -> list[dict]:
         """The output messages the views of ``context`` showed: those of the turns ``%agentctx run`` ran
@@ -521,7 +523,7 @@ def _stream_into(view: Any, message: dict, pause: float) -> int:
     count = 0
     for block in message.get("content") or []:
         text = block.get("text") if isinstance(block, dict) else None
-        chunks = stream_chunks(text) if isinstance(text, str) else [block]  # a block that is not text: one chunk
+        chunks = stream_chunks(text) if isinstance(text, str) else [block]  # not text: one chunk
         if not isinstance(text, str) or pause <= 0:
             pending["content"].append(copy.deepcopy(block))
             view.set_pending(pending)
