@@ -136,9 +136,8 @@ def render(context: Any, output: Any = None, *, title: str | None = None, usage:
     if not body and not earlier:
         body = '<div class="actxd-empty">(no messages)</div>'
     # an output repeating a reply shown here is one line; one whose reply is among the "earlier" stays whole
-    outputs = render_outputs(state, Options(remote_media=remote_media, replies=reply_keys(entries[start:])), problems) \
-        if state is not None else (
-        render_outputs({"order": [], "messages": {}}, Options(), problems) if problems else "")
+    options = Options(remote_media=remote_media, replies=reply_keys(entries[start:]))
+    outputs = render_outputs(state, options, problems) if state is not None else ""  # None: no output, no problem
     style = f"<style>{CSS}</style>" if css else ""
     html = (f'<div class="actx-doc {ROOT_CLASS}" data-actx-static="1">{style}'
             f'<header class="actxd-header"><b class="actxd-name" data-testid="actx-header-name">{esc(heading)}</b>'

@@ -7,9 +7,10 @@ import json
 from typing import Any
 
 from .markdown import render_markdown, scrub
+from .urls import host_of
 
 __all__ = ["esc", "attr", "pretty_json", "compact_json", "clip", "format_bytes", "md_div", "file_chip", "thinking_box",
-           "tool_call_parts", "text_of"]
+           "tool_call_parts", "text_of", "link", "image_link"]
 
 
 def esc(value: Any) -> str:
@@ -55,6 +56,17 @@ def format_bytes(size: int) -> str:
             return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}" if value < 10 else f"{value:.0f} {unit}"
         value /= 1024
     return f"{size} B"  # pragma: no cover
+
+
+def link(url: str, text: str, cls: str) -> str:
+    """A link to an http(s) URL, opened in a new tab, that tells the page it opens nothing (``rel``)."""
+    return (f'<a class="{cls}" href="{attr(url)}" title="{attr(url)}" target="_blank" '
+            f'rel="noopener noreferrer nofollow">{esc(text)}</a>')
+
+
+def image_link(url: str, label: str) -> str:
+    """A remote image as a link to it (it loads only on a click): ``Image: label ↗ host``."""
+    return link(url, f"Image{': ' + label if label else ''} ↗ {host_of(url)}", "actxd-img-link")
 
 
 def md_div(text: Any, extra: str = "") -> str:

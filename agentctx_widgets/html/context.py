@@ -14,8 +14,9 @@ from typing import Any
 
 from ..context import error_text
 from ..context.types import role_of
-from .common import attr, clip, compact_json, esc, file_chip, md_div, pretty_json, thinking_box, tool_call_parts
-from .urls import base64_size, host_of, is_inline_image, is_remote_url, try_data_url
+from .common import (attr, clip, compact_json, esc, file_chip, image_link, md_div, pretty_json, thinking_box,
+                     tool_call_parts)
+from .urls import base64_size, is_inline_image, is_remote_url, try_data_url
 
 __all__ = ["BLOCK_RENDERERS", "MESSAGE_RENDERERS", "LABELS", "kind_of", "render_entries"]
 
@@ -83,16 +84,10 @@ def _image(block: dict, env: Env) -> str:
     if inline:
         body = f'<img class="actxd-img" src="{attr(inline)}" alt="{attr(label or "image")}">'
     elif url and is_remote_url(url):
-        body = _remote_image_link(url, label)
+        body = image_link(url, label)
     else:
         body = file_chip(label or "image", mimetype, None if base64 is None else base64_size(base64))
     return _block("image", body)
-
-
-def _remote_image_link(url: str, label: str) -> str:
-    text = f"Image{': ' + label if label else ''} ↗ {host_of(url)}"
-    return (f'<a class="actxd-img-link" href="{attr(url)}" title="{attr(url)}" target="_blank" '
-            f'rel="noopener noreferrer nofollow">{esc(text)}</a>')
 
 
 def _binary(block: dict, env: Env) -> str:
@@ -170,8 +165,7 @@ def _conversational(kind: str) -> Callable[[dict, int, Env], str]:
             env.where = f"context[{index}].content[{i}]"
             parts.append(render_block(block, env))
         error = _response_error(message)
-        parts.append(error)
-        parts.append(_metadata(message))
+        parts += [error, _metadata(message)]
         return _article(kind, index, "".join(parts), " actxd-msg-failed" if error else "")
     return render
 

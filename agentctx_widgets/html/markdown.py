@@ -123,7 +123,7 @@ def _plain(text: str) -> str | None:
         return None
     out: list[str] = []
     paragraph: list[str] = []
-    for line in text.split("\n"):
+    for line in [*text.split("\n"), ""]:  # the empty line at the end closes the last paragraph
         if not line:
             if paragraph:
                 out.append("<p>" + "\n".join(paragraph) + "</p>\n")
@@ -132,8 +132,6 @@ def _plain(text: str) -> str | None:
         if line[0] in _LINE_START or line[0].isspace() or line[-1].isspace():
             return None
         paragraph.append(html.escape(line, quote=False).replace('"', "&quot;"))
-    if paragraph:
-        out.append("<p>" + "\n".join(paragraph) + "</p>\n")
     return "".join(out)
 
 

@@ -20,7 +20,8 @@ from ..output import (DeltaError, OutputMessageError, apply_message_in_place, gr
                       normalize_group, normalize_message)
 from ..output import execute_family as ef
 from ..output import message_types as mt
-from .common import attr, clip, compact_json, esc, md_div, pretty_json, text_of, thinking_box, tool_call_parts
+from .common import (attr, clip, compact_json, esc, image_link, link, md_div, pretty_json, text_of, thinking_box,
+                     tool_call_parts)
 from .urls import host_of, is_inline_image, is_remote_url
 
 __all__ = ["EXECUTE_RENDERERS", "OUTPUT_RENDERERS", "Options", "format_duration", "output_state", "render_outputs",
@@ -142,11 +143,6 @@ def _blocked(url: Any, why: str = "URL not allowed") -> str:
             f"<code>{esc(clip(text_of(url), 300))}</code></div>")
 
 
-def _link(url: str, text: str, cls: str) -> str:
-    return (f'<a class="{cls}" href="{attr(url)}" title="{attr(url)}" target="_blank" '
-            f'rel="noopener noreferrer nofollow">{esc(text)}</a>')
-
-
 def _image(message: dict, options: Options) -> str:
     props = _props(message)
     url, alt = props.get("url"), text_of(props.get("alt"))
@@ -157,7 +153,7 @@ def _image(message: dict, options: Options) -> str:
         remote = ' loading="lazy" referrerpolicy="no-referrer"' if is_remote_url(url) else ""
         body = f'<img class="actxd-img" src="{attr(url)}" alt="{attr(alt)}"{size}{remote}>'
     elif is_remote_url(url):
-        body = _link(url, f"Image{': ' + alt if alt else ''} ↗ {host_of(url)}", "actxd-img-link")
+        body = image_link(url, alt)
         caption = ""
     else:
         body = _blocked(url)
@@ -173,7 +169,7 @@ def _media(kind: str) -> Renderer:
         props = _props(message)
         url = props.get("url")
         if is_remote_url(url):
-            body = _link(url, f"{verb} ↗ {host_of(url)}", "actxd-media-link")
+            body = link(url, f"{verb} ↗ {host_of(url)}", "actxd-media-link")
         elif isinstance(url, str) and url.lower().startswith(f"data:{kind}/"):
             body = _blocked(f"{url[:40]}…", f"inline {kind} does not play in a static page")
         else:
@@ -393,9 +389,7 @@ def render_outputs(state: dict, options: Options, problems: list[str] | None = N
     top: list[tuple[str, Any]] = []  # ("one", html) or ("group", group id)
     for msg_id in state.get("order") or []:
         message = messages.get(msg_id)
-        if not isinstance(message, dict):
-            continue
-        if message.get("type") == mt.LOADING and message.get("done"):
+        if not isinstance(message, dict) or (message.get("type") == mt.LOADING and message.get("done")):
             continue
         item = _render_one(message, str(msg_id), options)
         if not item:
