@@ -46,7 +46,7 @@ from typing import Any
 from ..context.safe_write import UnsafeFileError, _symlink_refusal, check_regular, open_regular, write_atomic
 from ..context.store import _kind
 from ..hooks.js_bridge import bound_call_stopped
-from .values import YaoServiceError, js_string
+from .values import YaoServiceError, js_int32, js_string
 
 MAX_READ_BYTES = 64 * 1024 * 1024
 """``ReadFile`` of a larger file is refused by its size (it becomes one JavaScript string)."""
@@ -109,7 +109,7 @@ class Workspace:
                         raise UnsafeFileError(f"ReadDir: {path} holds more than {MAX_DIR_ENTRIES} entries "
                                               f"(MAX_DIR_ENTRIES); refusing to list it")
                     item: dict[str, Any] = {"name": entry.name, "is_dir": entry.is_dir(follow_symlinks=False)}
-                    item["size"] = _int32(entry.stat(follow_symlinks=False).st_size)
+                    item["size"] = js_int32(entry.stat(follow_symlinks=False).st_size)
                     items.append(item)
             return sorted(items, key=lambda item: item["name"])
 
@@ -157,8 +157,8 @@ class Workspace:
     def Stat(self, *args: Any) -> dict:  # noqa: N802
         path = self._path("Stat", args, "a path argument")
         info = self._do("Stat", path.stat)
-        return {"name": path.name or self.root.name, "size": _int32(info.st_size), "is_dir": path.is_dir(),
-                "mode": _int32(info.st_mode & 0o777 | (0x80000000 if path.is_dir() else 0)),
+        return {"name": path.name or self.root.name, "size": js_int32(info.st_size), "is_dir": path.is_dir(),
+                "mode": js_int32(info.st_mode & 0o777 | (0x80000000 if path.is_dir() else 0)),
                 "mtime": int(info.st_mtime * 1000)}
 
     def Exists(self, *args: Any) -> bool:  # noqa: N802
@@ -322,7 +322,3 @@ def _copy_planned(plan: list[tuple[Path, Path | None]], budget: int, stopped: Ca
         if created is not None:
             shutil.rmtree(created, ignore_errors=True)
         raise
-
-
-def _int32(value: int) -> int:
-    return (value + 2**31) % 2**32 - 2**31
