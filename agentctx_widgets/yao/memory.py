@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .clock import SYSTEM_CLOCK, Clock
-from .values import YaoServiceError, js_int, js_string, json_value
+from .values import YaoServiceError, js_int, js_int32, js_string, json_value
 
 SPACES = ("user", "team", "chat", "context")
 """The namespaces of ``ctx.memory``, in Yao's order (``jsapi.go:757-779``)."""
@@ -86,27 +86,19 @@ class MemoryStore:
         return [key for key in list(self._entries) if key.startswith(prefix) and self._live(key) is not None]
 
 
+def _namespace(space: str) -> property:
+    """The read-only ``Memory`` attribute of one space: its :class:`MemoryNamespace`, or None."""
+    return property(lambda self: self._namespaces[space])
+
+
 class Memory:
     """``ctx.memory``: the namespaces that exist for this request (an empty id leaves one out)."""
 
     def __init__(self, namespaces: dict[str, MemoryNamespace | None]) -> None:
         self._namespaces = namespaces
 
-    @property
-    def user(self) -> MemoryNamespace | None:
-        return self._namespaces["user"]
-
-    @property
-    def team(self) -> MemoryNamespace | None:
-        return self._namespaces["team"]
-
-    @property
-    def chat(self) -> MemoryNamespace | None:
-        return self._namespaces["chat"]
-
-    @property
-    def context(self) -> MemoryNamespace | None:
-        return self._namespaces["context"]
+    # the namespaces, read-only: user, team, chat, context (None when that id is empty)
+    user, team, chat, context = (_namespace(space) for space in SPACES)
 
     def present(self) -> tuple[str, ...]:
         """The spaces a hook's ``ctx.memory`` has, for the JavaScript binding to mount."""
@@ -210,7 +202,7 @@ class MemoryNamespace:
         value = current + delta
         self._store._entries.pop(key, None)
         self._store._entries[key] = _Entry(value, None)
-        return _int32(value)
+        return js_int32(value)
 
 
 def _is_number(value: Any) -> bool:
@@ -219,7 +211,3 @@ def _is_number(value: Any) -> bool:
 
 def _delta(args: tuple) -> int:
     return js_int(args[1]) if len(args) >= 2 and _is_number(args[1]) else 1
-
-
-def _int32(value: int) -> int:
-    return (value + 2**31) % 2**32 - 2**31

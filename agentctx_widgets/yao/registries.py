@@ -21,7 +21,7 @@ from ..models.mcp import McpError, McpServer, stopping
 from ..output.diagnostics import diagnostic
 from .fanout import fan_out
 from .values import (SKIP, BatchMethods, NotAvailableHere, YaoServiceError, check_batch_size, js_int, js_string,
-                     json_value)
+                     json_value, yao_method)
 
 
 class Mcp(BatchMethods):
@@ -196,11 +196,11 @@ class Mcp(BatchMethods):
             calls.append((item["name"], json_value(arguments, "invalid tools parameter")))  # jsapi_mcp.go:166-169
         return js_string(args[0]), calls
 
-    def _batch(self, method: str, args: tuple, mode: Any) -> list:
+    def _batch(self, method: str, mode: Any, args: tuple) -> list:
         if args and isinstance(args[0], list):
             for request in args[0]:  # parseMCPToolRequests (jsapi_mcp.go:536-580): a bad request fails the call
                 _checked_request(request)
-        return super()._batch(method, args, mode)
+        return super()._batch(method, mode, args)
 
     def _request(self, request: Any, index: int, on_chunk: Callable[..., Any] | None) -> Any:
         if not isinstance(request, dict):
@@ -228,8 +228,6 @@ def _checked_request(request: Any) -> None:
 
 def _cursor(args: tuple) -> str | None:
     return js_string(args[1]) if len(args) >= 2 and args[1] is not None else None
-
-
 
 
 class _Failed:
@@ -293,15 +291,8 @@ class Search(BatchMethods):
             raise TypeError(f"Search.register({kind!r}): the handler is not callable")
         self.handlers[kind] = handler
 
-    def Web(self, *args: Any) -> Any:  # noqa: N802 - Yao's method names
-        return self._one("Web", args)
-
-    def KB(self, *args: Any) -> Any:  # noqa: N802
-        return self._one("KB", args)
-
-    def DB(self, *args: Any) -> Any:  # noqa: N802
-        return self._one("DB", args)
-
+    # Yao's method names
+    Web, KB, DB = (yao_method("_one", method) for method in ("Web", "KB", "DB"))
 
     def _one(self, method: str, args: tuple) -> Any:
         if not args:

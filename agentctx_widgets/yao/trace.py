@@ -34,7 +34,7 @@ from typing import Any
 
 from ..output.diagnostics import diagnostic
 from .clock import SYSTEM_CLOCK, Clock
-from .values import YaoServiceError, js_string, json_value
+from .values import YaoServiceError, js_string, json_value, yao_method
 
 Listener = Callable[[dict], None]
 
@@ -56,17 +56,8 @@ class TraceNode:
     def to_json(self) -> dict:
         return {"id": self.id}
 
-    def Info(self, *args: Any) -> TraceNode:  # noqa: N802 - Yao's method names
-        return self._log("info", args)
-
-    def Debug(self, *args: Any) -> TraceNode:  # noqa: N802
-        return self._log("debug", args)
-
-    def Warn(self, *args: Any) -> TraceNode:  # noqa: N802
-        return self._log("warn", args)
-
-    def Error(self, *args: Any) -> TraceNode:  # noqa: N802
-        return self._log("error", args)
+    # Yao's method names: Info / Debug / Warn / Error log to this node
+    Info, Debug, Warn, Error = (yao_method("_log_args", level) for level in ("info", "debug", "warn", "error"))
 
     def Add(self, *args: Any) -> TraceNode:  # noqa: N802
         """A child of this node (``node.go:69-101``); the current nodes stay as they are."""
@@ -109,7 +100,7 @@ class TraceNode:
         self._trace._fail([self.id], js_string(args[0]))
         return self
 
-    def _log(self, level: str, args: tuple) -> TraceNode:
+    def _log_args(self, level: str, args: tuple) -> TraceNode:
         if args:
             self._trace._log([self.id], level, js_string(args[0]))
         return self
@@ -174,7 +165,7 @@ class Trace:
             self.current = [node.id]
             return node
         if option.get("auto_complete_parent", True):
-            self._complete([n for n in self.current if self.nodes[n]["status"] in ("running", "pending")], ())
+            self._complete_open()
         node = self._new_node(data, option, list(self.current), broadcast=True)
         self.current = [node.id]
         return node
@@ -192,24 +183,15 @@ class Trace:
             raise YaoServiceError("parallel inputs cannot be empty")
         if self.root is None:
             raise YaoServiceError("root node does not exist, please call Add first before using Parallel")
-        self._complete([n for n in self.current if self.nodes[n]["status"] in ("running", "pending")], ())
+        self._complete_open()
         parent = self.current[0]
         nodes = [self._new_node(data, option, [parent], broadcast=False) for data, option in items]
         self.current = [node.id for node in nodes]
         self._update("node_start", None, {"nodes": [dict(self.nodes[n.id]) for n in nodes]})
         return nodes
 
-    def Info(self, *args: Any) -> Trace:  # noqa: N802
-        return self._manager_log("info", args)
-
-    def Debug(self, *args: Any) -> Trace:  # noqa: N802
-        return self._manager_log("debug", args)
-
-    def Warn(self, *args: Any) -> Trace:  # noqa: N802
-        return self._manager_log("warn", args)
-
-    def Error(self, *args: Any) -> Trace:  # noqa: N802
-        return self._manager_log("error", args)
+    # Info / Debug / Warn / Error log to every current node (manager.go:322-374)
+    Info, Debug, Warn, Error = (yao_method("_log_args", level) for level in ("info", "debug", "warn", "error"))
 
     def SetOutput(self, *args: Any) -> None:  # noqa: N802
         if not args:
@@ -291,6 +273,9 @@ class Trace:
             self._update("node_start", node_id, {"node": dict(record)})
         return TraceNode(self, node_id)
 
+    def _complete_open(self) -> None:
+        self._complete([n for n in self.current if self.nodes[n]["status"] in ("running", "pending")], ())
+
     def _dropped(self, field: str) -> None:
         self.diagnostics.append(diagnostic("yao_trace_option_dropped", "ctx.trace", field=field))
 
@@ -301,7 +286,7 @@ class Trace:
         if self.listener is not None:
             self.listener(update)
 
-    def _manager_log(self, level: str, args: tuple) -> Trace:
+    def _log_args(self, level: str, args: tuple) -> Trace:
         if args:
             self._log(self.current, level, js_string(args[0]))
         return self

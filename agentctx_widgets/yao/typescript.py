@@ -160,34 +160,32 @@ def _read_sources(src_dir: Path) -> dict[str, str]:
         if path.suffix not in MODULE_SUFFIXES or path.name.endswith(".d.ts"):
             continue
         relative = path.relative_to(src_dir).as_posix()
+        file = f"{src_dir.name}/{relative}"
         try:
             real = path.resolve()
         except (RuntimeError, OSError):  # a symlink loop (Python 3.11 raises RuntimeError)
-            raise TypeScriptLoadError("is a symlink loop; refusing to read it",
-                                      file=f"{src_dir.name}/{relative}") from None
+            raise TypeScriptLoadError("is a symlink loop; refusing to read it", file=file) from None
         if not real.is_relative_to(root):
             continue  # a symlink out of src/: not a module of this assistant (an import of it is refused)
         if path.is_dir():
             continue
         if len(sources) >= MAX_SOURCES:
-            raise TypeScriptLoadError(f"src/ holds more than {MAX_SOURCES} modules (MAX_SOURCES)",
-                                      file=f"{src_dir.name}/{relative}")
+            raise TypeScriptLoadError(f"src/ holds more than {MAX_SOURCES} modules (MAX_SOURCES)", file=file)
         try:
             data = read_regular(path, "assistant module", MAX_SOURCE_BYTES)
         except UnsafeFileError as error:
-            raise TypeScriptLoadError(str(error).removeprefix("assistant module: "),
-                                      file=f"{src_dir.name}/{relative}") from None
+            raise TypeScriptLoadError(str(error).removeprefix("assistant module: "), file=file) from None
         except OSError as error:  # a dangling symlink inside src/
-            raise TypeScriptLoadError(f"cannot be read: {error.strerror}", file=f"{src_dir.name}/{relative}") from None
+            raise TypeScriptLoadError(f"cannot be read: {error.strerror}", file=file) from None
         total += len(data)
         if total > MAX_SOURCES_BYTES:
             raise TypeScriptLoadError(f"src/'s modules pass {MAX_SOURCES_BYTES} bytes together (MAX_SOURCES_BYTES)",
-                                      file=f"{src_dir.name}/{relative}")
+                                      file=file)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as error:
             raise TypeScriptLoadError(f"is not UTF-8 text ({error.reason} at byte {error.start})",
-                                      file=f"{src_dir.name}/{relative}") from error
+                                      file=file) from error
         sources[relative] = text.replace("\r\n", "\n").replace("\r", "\n")  # Yao reads sources LF too
     return sources
 

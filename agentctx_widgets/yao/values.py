@@ -26,6 +26,12 @@ MAX_BATCH = 256
 """The most requests one ``All`` / ``Any`` / ``Race`` runs here (each runs on a thread of its own)."""
 
 
+def yao_method(helper: str, *fixed: Any) -> Callable[..., Any]:
+    """A method of a Yao member that is ``self.<helper>(*fixed, args)`` with the call's ``args`` as a tuple
+    (``Info`` is ``_log_args("info", args)``): one line per method where a family differs by a constant."""
+    return lambda self, *args: getattr(self, helper)(*fixed, args)
+
+
 class BatchMethods:
     """Yao's ``All`` / ``Any`` / ``Race`` of ``ctx.llm``, ``ctx.agent``, ``ctx.mcp`` and ``ctx.search``: the
     requests run at once (:func:`.fanout.fan_out`, each on a thread of its own), invalid ones skipped
@@ -66,7 +72,7 @@ class BatchMethods:
     def _batch_succeeded(self, result: Any) -> bool:
         return has_no_error(result)
 
-    def _batch(self, method: str, args: tuple, mode: Mode) -> list:
+    def _batch(self, method: str, mode: Mode, args: tuple) -> list:
         if not args:
             raise YaoServiceError(self._batch_usage.format(method=method))
         if not isinstance(args[0], list):
@@ -86,14 +92,8 @@ class BatchMethods:
             return why
         return "interrupt" if self.stop is not None and self.stop.is_set() else None
 
-    def All(self, *args: Any) -> list:  # noqa: N802 - Yao's method names
-        return self._batch("All", args, "all")
-
-    def Any(self, *args: Any) -> list:  # noqa: N802
-        return self._batch("Any", args, "any")
-
-    def Race(self, *args: Any) -> list:  # noqa: N802
-        return self._batch("Race", args, "race")
+    # Yao's method names
+    All, Any, Race = (yao_method("_batch", name, name.lower()) for name in ("All", "Any", "Race"))
 
 
 def on_calling_thread(slot: Slot, function: Callable[..., Any] | None) -> Callable[..., Any] | None:
@@ -168,6 +168,11 @@ def js_int(value: Any) -> int:
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
         return 0
     return int(value)
+
+
+def js_int32(value: int) -> int:
+    """``value`` wrapped to a signed 32-bit int, as Go's ``int32(…)`` conversion wraps it."""
+    return (value + 2**31) % 2**32 - 2**31
 
 
 def check_batch_size(method: str, count: int) -> None:

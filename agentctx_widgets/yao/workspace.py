@@ -46,7 +46,7 @@ from typing import Any
 from ..context.safe_write import UnsafeFileError, _symlink_refusal, check_regular, open_regular, write_atomic
 from ..context.store import _kind
 from ..hooks.js_bridge import bound_call_stopped
-from .values import YaoServiceError, js_string
+from .values import YaoServiceError, js_int32, js_string
 
 MAX_READ_BYTES = 64 * 1024 * 1024
 """``ReadFile`` of a larger file is refused by its size (it becomes one JavaScript string)."""
@@ -85,7 +85,7 @@ class Workspace:
         return candidate
 
     def ReadFile(self, *args: Any) -> str:  # noqa: N802 - Yao's method names
-        path = self._path("ReadFile", args, "a path argument")
+        path = self._path("ReadFile", args)
         data = self._do("ReadFile", lambda: _read_file(path, self._stopped))
         return data.decode("utf-8", errors="replace")
 
@@ -109,24 +109,24 @@ class Workspace:
                         raise UnsafeFileError(f"ReadDir: {path} holds more than {MAX_DIR_ENTRIES} entries "
                                               f"(MAX_DIR_ENTRIES); refusing to list it")
                     item: dict[str, Any] = {"name": entry.name, "is_dir": entry.is_dir(follow_symlinks=False)}
-                    item["size"] = _int32(entry.stat(follow_symlinks=False).st_size)
+                    item["size"] = js_int32(entry.stat(follow_symlinks=False).st_size)
                     items.append(item)
             return sorted(items, key=lambda item: item["name"])
 
         return self._do("ReadDir", listing)
 
     def MkdirAll(self, *args: Any) -> None:  # noqa: N802
-        path = self._path("MkdirAll", args, "a path argument")
+        path = self._path("MkdirAll", args)
         self._do("MkdirAll", lambda: path.mkdir(parents=True, exist_ok=True))
 
     def Remove(self, *args: Any) -> None:  # noqa: N802
         """A file or an empty directory (Go's ``os.Remove``)."""
-        path = self._path("Remove", args, "a path argument")
+        path = self._path("Remove", args)
         self._do("Remove", lambda: path.rmdir() if path.is_dir() and not path.is_symlink() else path.unlink())
 
     def RemoveAll(self, *args: Any) -> None:  # noqa: N802
         """A tree; a missing path is not an error (Go's ``os.RemoveAll``). The root itself is refused."""
-        path = self._path("RemoveAll", args, "a path argument")
+        path = self._path("RemoveAll", args)
         if path == self.root:
             raise YaoServiceError("RemoveAll failed: refusing to remove the workspace root")
         if path.is_dir() and not path.is_symlink():
@@ -155,15 +155,14 @@ class Workspace:
             self._do("Copy", lambda: _copy_planned([(dst, src)], self._copy_size(src, src, 0), self._stopped))
 
     def Stat(self, *args: Any) -> dict:  # noqa: N802
-        path = self._path("Stat", args, "a path argument")
+        path = self._path("Stat", args)
         info = self._do("Stat", path.stat)
-        return {"name": path.name or self.root.name, "size": _int32(info.st_size), "is_dir": path.is_dir(),
-                "mode": _int32(info.st_mode & 0o777 | (0x80000000 if path.is_dir() else 0)),
+        return {"name": path.name or self.root.name, "size": js_int32(info.st_size), "is_dir": path.is_dir(),
+                "mode": js_int32(info.st_mode & 0o777 | (0x80000000 if path.is_dir() else 0)),
                 "mtime": int(info.st_mtime * 1000)}
 
     def Exists(self, *args: Any) -> bool:  # noqa: N802
-        path = self._path("Exists", args, "a path argument")
-        return path.exists()
+        return self._path("Exists", args).exists()
 
     def _copy_plan(self, src: Path, dst: Path) -> list[tuple[Path, Path | None]]:
         """Every ``(target, source)`` of copying the tree ``src`` to ``dst`` (``source`` ``None`` for a
@@ -213,9 +212,9 @@ class Workspace:
             return "interrupt"
         return bound_call_stopped()
 
-    def _path(self, method: str, args: tuple, needs: str) -> Path:
+    def _path(self, method: str, args: tuple) -> Path:
         if not args:
-            raise YaoServiceError(f"{method} requires {needs}")
+            raise YaoServiceError(f"{method} requires a path argument")
         return self.resolve(method, args[0])
 
     @staticmethod
@@ -322,7 +321,3 @@ def _copy_planned(plan: list[tuple[Path, Path | None]], budget: int, stopped: Ca
         if created is not None:
             shutil.rmtree(created, ignore_errors=True)
         raise
-
-
-def _int32(value: int) -> int:
-    return (value + 2**31) % 2**32 - 2**31
