@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from ..context.store import MAX_DEPTH, too_deep  # the session store's linear depth check
@@ -48,32 +49,26 @@ def strip_jsonc(text: str) -> str:
     i, n = 0, len(text)
     while i < n:
         char = text[i]
-        if char == "/" and i + 1 < n and text[i + 1] in "/*":
-            line_comment = text[i + 1] == "/"
-            out.append("  ")
-            i += 2
-            while i < n:
-                if line_comment and text[i] == "\n":
-                    break
-                if not line_comment and text.startswith("*/", i):
-                    out.append("  ")
-                    i += 2
-                    break
-                out.append(text[i] if text[i] in "\t\r\n" else " ")
-                i += 1
+        if text.startswith(("//", "/*"), i):
+            block = text[i + 1] == "*"
+            end = text.find("*/" if block else "\n", i + 2)
+            end = n if end < 0 else end + 2 * block  # a line comment keeps its newline
+            out.append(_COMMENTED.sub(" ", text[i:end]))
+            i = end
             continue
         out.append(char)
         i += 1
         if char == '"':
-            while i < n:
-                out.append(text[i])
-                if text[i] == '"' and _unescaped(text, i):
-                    i += 1
-                    break
-                i += 1
+            end = min(_string_end(text, i - 1) + 1, n)
+            out.append(text[i:end])
+            i = end
         elif char in "}]":
             _blank_trailing_comma(out)
     return "".join(out)
+
+
+_COMMENTED = re.compile(r"[^\t\r\n]")
+"""What a comment blanks: every character but tabs, carriage returns and newlines."""
 
 
 def _string_end(text: str, quote: int) -> int:
@@ -151,19 +146,13 @@ def loads_json(text: str) -> Any:
 def _first_long_digits(text: str) -> int:
     """The offset of the first run of more digits than Python converts, outside strings (0 when none)."""
     limit = sys.get_int_max_str_digits()
-    i, n = 0, len(text)
-    while i < n:
-        if text[i] == '"':
-            i = _string_end(text, i)
-        elif text[i].isdigit():
+    for i in _outside_strings(text):
+        if text[i].isdigit() and not (i > 0 and text[i - 1].isdigit()):
             end = i
-            while end < n and text[end].isdigit():
+            while end < len(text) and text[end].isdigit():
                 end += 1
             if end - i > limit:
                 return i - (i > 0 and text[i - 1] == "-")
-            i = end
-            continue
-        i += 1
     return 0
 
 
@@ -172,31 +161,31 @@ def check_depth(text: str) -> None:
     parsing, in linear time, so a 100,000-deep file is a clear error and not a ``RecursionError``)."""
     if not too_deep(text.encode("utf-8", "surrogatepass")):
         return
-    depth, i, n = 0, 0, len(text)
-    while i < n:
-        char = text[i]
-        if char == '"':
-            i = _string_end(text, i)
-        elif char in "[{":
+    depth = 0
+    for i in _outside_strings(text):
+        if text[i] in "[{":
             depth += 1
             if depth > MAX_DEPTH:
                 line, column = _position(text, i)
                 raise JSONCError(f"nests deeper than {MAX_DEPTH} levels (MAX_DEPTH)", line, column)
-        elif char in "]}":
+        elif text[i] in "]}":
             depth -= 1
-        i += 1
 
 
 def _first_outside_strings(text: str, token: str) -> int:
     """The offset of the first ``token`` not inside a JSON string (0 when not found)."""
+    return next((i for i in _outside_strings(text) if text.startswith(token, i)), 0)
+
+
+def _outside_strings(text: str) -> Iterator[int]:
+    """Each offset of ``text`` that is not in a JSON string (its quotes included), in order."""
     i, n = 0, len(text)
     while i < n:
         if text[i] == '"':
-            i = _string_end(text, i)
-        elif text.startswith(token, i):
-            return i
+            i = _string_end(text, i) + 1
+            continue
+        yield i
         i += 1
-    return 0
 
 
 def _position(text: str, offset: int) -> tuple[int, int]:
@@ -224,10 +213,8 @@ def top_level_key_lines(text: str) -> dict[str, int]:
             depth -= 1
         elif char == '"':
             start, start_line = i, line
-            i += 1
-            while i < n and not (stripped[i] == '"' and _unescaped(stripped, i)):
-                line += stripped[i] == "\n"
-                i += 1
+            i = _string_end(stripped, i)
+            line += stripped.count("\n", start, i)
             j = i + 1
             while j < n and stripped[j] in " \t\r\n":
                 j += 1

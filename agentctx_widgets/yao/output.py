@@ -253,12 +253,19 @@ class YaoOutput:
             self._send_delta(msg, via)
         else:
             self._open(msg)
-            meta = self._messages[msg.message_id]
-            content = (msg.props or {}).get("content")
-            self._event(MESSAGE_END, message_end_data(
-                msg.message_id, msg.type, self.clock.wall_ms(), meta.thread_id, self._since_ms(meta.start_ns),
-                meta.chunk_count, extra=None if content is None else {"content": content}))
+            self._end_message(msg.message_id, self._messages[msg.message_id], (msg.props or {}).get("content"))
             self._ended.add(msg.message_id)
+
+    def _end_message(self, message_id: str, meta: _MessageMeta | None, content: Any) -> None:
+        """``message_end``, with ``extra.content`` unless ``content`` is None; for a message never
+        started (no ``meta``) of type ``text``, no thread, 0 ms and 0 chunks."""
+        extra = None if content is None else {"content": content}
+        if meta is None:
+            data = message_end_data(message_id, TEXT, self.clock.wall_ms(), "", 0, 0, extra=extra)
+        else:
+            data = message_end_data(message_id, meta.type, self.clock.wall_ms(), meta.thread_id,
+                                    self._since_ms(meta.start_ns), meta.chunk_count, extra=extra)
+        self._event(MESSAGE_END, data)
 
     def _open(self, msg: YaoMessage) -> None:
         """A new message (``Send`` and ``SendStream``): its ids filled in, the writers asked, then
@@ -336,13 +343,7 @@ class YaoOutput:
             self._note("end_twice", where, id=message_id)
         self._ended.add(message_id)
         self._end_calls.add(message_id)
-        extra = {"content": content} if content else None
-        if meta is None:
-            data = message_end_data(message_id, TEXT, self.clock.wall_ms(), "", 0, 0, extra=extra)
-        else:
-            data = message_end_data(message_id, meta.type, self.clock.wall_ms(), meta.thread_id,
-                                    self._since_ms(meta.start_ns), meta.chunk_count, extra=extra)
-        self._event(MESSAGE_END, data)
+        self._end_message(message_id, meta, content or None)
 
     def end_block(self, block_id: str) -> None:
         """``ctx.EndBlock`` (output.go:451-477): ``block_end`` for a block a message used, else nothing."""
@@ -380,13 +381,18 @@ class YaoOutput:
             raise YaoCallError("messageId must be a string")
         return args[0]
 
-    def Send(self, *args: Any) -> str:
-        """``ctx.Send(message, blockId?)`` (jsapi.go:252-299): returns the message id."""
+    def _new_message(self, args: tuple, method: str) -> YaoMessage:
+        """``Send`` / ``SendStream``'s ``(message, blockId?)``: the message, the block id filled in."""
         if len(args) < 1:
-            raise YaoCallError("Send requires a message argument")
+            raise YaoCallError(f"{method} requires a message argument")
         msg = self._parse(args[0], "invalid message")
         if len(args) >= 2 and isinstance(args[1], str) and not msg.block_id:
             msg.block_id = args[1]
+        return msg
+
+    def Send(self, *args: Any) -> str:
+        """``ctx.Send(message, blockId?)`` (jsapi.go:252-299): returns the message id."""
+        msg = self._new_message(args, "Send")
         if not msg.message_id:
             msg.message_id = self.ids.message()
         self._run("Send failed", lambda: self.send(msg))
@@ -394,11 +400,7 @@ class YaoOutput:
 
     def SendStream(self, *args: Any) -> str:
         """``ctx.SendStream(message, blockId?)`` (jsapi.go:307-345)."""
-        if len(args) < 1:
-            raise YaoCallError("SendStream requires a message argument")
-        msg = self._parse(args[0], "invalid message")
-        if len(args) >= 2 and isinstance(args[1], str) and not msg.block_id:
-            msg.block_id = args[1]
+        msg = self._new_message(args, "SendStream")
         return self._run("SendStream failed", lambda: self.send_stream(msg))
 
     def End(self, *args: Any) -> str:
@@ -413,6 +415,13 @@ class YaoOutput:
         self._run(f"{method} failed", lambda: self.send(msg, via=method))
         return message_id
 
+    def _path_delta(self, args: tuple, method: str, what: str) -> str:
+        """``Append`` / ``Merge``'s ``(messageId, content|data, path?)``: a delta of the method's action."""
+        message_id = self._message_id(args, f"{method} requires messageId and {what} arguments", 2)
+        msg = self._parse(args[1], f"invalid {what}")
+        path = args[2] if len(args) >= 3 and isinstance(args[2], str) else ""
+        return self._delta(message_id, msg, method, method.lower(), path)
+
     def Replace(self, *args: Any) -> str:
         """``ctx.Replace(messageId, message)`` (jsapi.go:403-450): a ``replace`` delta of the whole props."""
         message_id = self._message_id(args, "Replace requires messageId and message arguments", 2)
@@ -420,17 +429,11 @@ class YaoOutput:
 
     def Append(self, *args: Any) -> str:
         """``ctx.Append(messageId, content, path?)`` (jsapi.go:460-513): a string is a ``text`` delta."""
-        message_id = self._message_id(args, "Append requires messageId and content arguments", 2)
-        msg = self._parse(args[1], "invalid content")
-        path = args[2] if len(args) >= 3 and isinstance(args[2], str) else ""
-        return self._delta(message_id, msg, "Append", "append", path)
+        return self._path_delta(args, "Append", "content")
 
     def Merge(self, *args: Any) -> str:
         """``ctx.Merge(messageId, data, path?)`` (jsapi.go:522-575)."""
-        message_id = self._message_id(args, "Merge requires messageId and data arguments", 2)
-        msg = self._parse(args[1], "invalid data")
-        path = args[2] if len(args) >= 3 and isinstance(args[2], str) else ""
-        return self._delta(message_id, msg, "Merge", "merge", path)
+        return self._path_delta(args, "Merge", "data")
 
     def Set(self, *args: Any) -> str:
         """``ctx.Set(messageId, data, path)`` (jsapi.go:583-640): the path is required."""
