@@ -22,15 +22,15 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import orjson
 
 from ..context import MessageType
 from .connector import Provider, SdkModel, Translator
-from .convert import (RequestError, is_image, is_native_tool, joined_text, media_type, numbered,
-                      split_options, tool_schema)
+from .convert import (RequestError, given, is_image, is_native_tool, joined_text, media_type, not_input,
+                      numbered, split_options, tool_schema)
 
 PROVIDER = "anthropic"
 _DATA_URL = re.compile(r"^data:([^;,]+);base64,(.*)$", re.DOTALL)
@@ -90,28 +90,19 @@ def _content(index: int, message: dict) -> list[dict]:
     kind = message["type"]
     if kind == MessageType.TOOL_RESULT:
         return [_tool_result(at, message)]
-    convert = _assistant_block if kind == MessageType.ASSISTANT else _user_block
-    out = []
-    for position, block in enumerate(message["content"]):
-        if not isinstance(block, dict):
-            raise RequestError(f"{at}.content[{position}]: expected a content block, got {block!r:.80}")
-        converted = convert(block, f"{at}.content[{position}]")
-        if converted is not None:
-            out.append(converted)
-    return out
+    return _converted(at, message, _assistant_block if kind == MessageType.ASSISTANT else _user_block)
+
+
+def _converted(at: str, message: dict, convert: Callable[[dict, str], dict | None]) -> list[dict]:
+    """The message's blocks converted, those with nothing to send (``None``) left out."""
+    converted = (convert(block, f"{at}.content[{n}]") for n, block in enumerate(message["content"]))
+    return [block for block in converted if block is not None]
 
 
 def _tool_result(at: str, message: dict) -> dict:
-    call_id = message.get("callId")
-    if not isinstance(call_id, str) or not call_id:
-        raise RequestError(f"{at}.callId: a tool result needs the id of the tool_use it answers")
-    content = []
-    for position, block in enumerate(message["content"]):
-        if not isinstance(block, dict):
-            raise RequestError(f"{at}.content[{position}]: expected a content block, got {block!r:.80}")
-        converted = _user_block(block, f"{at}.content[{position}]", in_result=True)
-        if converted is not None:
-            content.append(converted)
+    call_id = given(message.get("callId"), f"{at}.callId: a tool result needs the id of the tool_use it "
+                                           "answers")
+    content = _converted(at, message, lambda block, place: _user_block(block, place, in_result=True))
     result: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id}
     if content:
         result["content"] = content
@@ -129,9 +120,7 @@ def _user_block(block: dict, at: str, *, in_result: bool = False) -> dict | None
         return _image(block, at)
     if kind == "binary":
         return _document(block, at, in_result)
-    if kind in ("thinking", "toolCall"):
-        raise RequestError(f"{at}: a {kind} block belongs in an assistant message")
-    raise RequestError(f"{at}.type: the Messages API has no input block for a {kind!r} block")
+    raise not_input(kind, at, "the Messages API has no input block")
 
 
 def _image(block: dict, at: str) -> dict:
@@ -190,11 +179,8 @@ def _assistant_block(block: dict, at: str) -> dict | None:
 
 
 def _tool_use(block: dict, at: str) -> dict:
-    call_id, name = block.get("callId"), block.get("name")
-    if not isinstance(call_id, str) or not call_id:
-        raise RequestError(f"{at}.callId: a tool call needs its id")
-    if not isinstance(name, str) or not name:
-        raise RequestError(f"{at}.name: a tool call needs the tool's name")
+    call_id = given(block.get("callId"), f"{at}.callId: a tool call needs its id")
+    name = given(block.get("name"), f"{at}.name: a tool call needs the tool's name")
     arguments = block.get("arguments")
     if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
         arguments = {}

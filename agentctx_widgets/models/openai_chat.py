@@ -28,8 +28,9 @@ from typing import Any
 
 from ..context import MessageType
 from .connector import Provider, SdkModel, Translator
-from .convert import (RequestError, blocks, data_url, image_source, is_image, is_native_tool, joined_text,
-                      media_type, numbered, only_text, split_options, tool_result_text, tool_schema)
+from .convert import (RequestError, blocks, data_url, given, image_source, is_image, is_native_tool,
+                      joined_text, media_type, not_input, numbered, only_text, split_options,
+                      tool_result_text, tool_schema)
 from .compat import apply_profile
 from .openai_shapes import tool_call_of
 
@@ -55,9 +56,8 @@ def _messages(index: int, message: dict) -> list[dict]:
     kind = message["type"]
     at = f"messages[{index}]"
     if kind == MessageType.TOOL_RESULT:
-        call_id = message.get("callId")
-        if not isinstance(call_id, str) or not call_id:
-            raise RequestError(f"{at}.callId: a tool result needs the id of the call it answers")
+        call_id = given(message.get("callId"), f"{at}.callId: a tool result needs the id of the call it "
+                                               "answers")
         return [{"role": "tool", "tool_call_id": call_id, "content": tool_result_text(message)}]
     if kind == MessageType.ASSISTANT:
         # content is always a string, "" when the message holds only tool calls: the spec allows null,
@@ -94,9 +94,7 @@ def _part(block: dict, at: str) -> dict:
         if mime in _AUDIO_FORMATS:
             return {"type": "input_audio", "input_audio": {"data": block["content"], "format": _AUDIO_FORMATS[mime]}}
         return {"type": "file", "file": {"filename": str(block.get("filename") or "file"), "file_data": encoded}}
-    if kind in ("thinking", "toolCall"):
-        raise RequestError(f"{at}: a {kind} block belongs in an assistant message")
-    raise RequestError(f"{at}.type: Chat Completions has no input part for a {kind!r} block")
+    raise not_input(kind, at, "Chat Completions has no input part")
 
 
 def _tool(tool: dict) -> dict:

@@ -54,8 +54,8 @@ import orjson
 
 from ..context import MessageType
 from .connector import Provider, SdkModel, Translator
-from .convert import (RequestError, data_url, image_source, is_image, is_native_tool, joined_text,
-                      numbered, only_text, split_options, tool_schema)
+from .convert import (RequestError, data_url, given, image_source, is_image, is_native_tool, joined_text,
+                      not_input, numbered, only_text, split_options, tool_schema)
 from .errors import code_for
 
 PROVIDER = "openai"
@@ -100,13 +100,9 @@ def build_responses_request(messages: list[dict], *, model: str, options: dict |
 def _items(index: int, message: dict) -> list[dict]:
     kind = message["type"]
     at = f"messages[{index}]"
-    for n, block in enumerate(message["content"]):
-        if not isinstance(block, dict):
-            raise RequestError(f"{at}.content[{n}]: expected a content block {{type, ...}}, got {block!r:.80}")
     if kind == MessageType.TOOL_RESULT:
-        call_id = message.get("callId")
-        if not isinstance(call_id, str) or not call_id:
-            raise RequestError(f"{at}.callId: a tool result needs the id of the call it answers")
+        call_id = given(message.get("callId"), f"{at}.callId: a tool result needs the id of the call it "
+                                               "answers")
         return [{"type": "function_call_output", "call_id": call_id, "output": _output(message, at)}]
     if kind == MessageType.ASSISTANT:
         return _assistant(message, at)
@@ -150,11 +146,8 @@ def _assistant(message: dict, at: str) -> list[dict]:
 
 
 def _call(block: dict, at: str) -> dict:
-    call_id, name = block.get("callId"), block.get("name")
-    if not isinstance(call_id, str) or not call_id:
-        raise RequestError(f"{at}.callId: a toolCall block needs the call's id")
-    if not isinstance(name, str) or not name:
-        raise RequestError(f"{at}.name: a toolCall block needs the function's name")
+    call_id = given(block.get("callId"), f"{at}.callId: a toolCall block needs the call's id")
+    name = given(block.get("name"), f"{at}.name: a toolCall block needs the function's name")
     arguments = block.get("arguments", {})
     raw = arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode()
     return {"type": "function_call", "call_id": call_id, "name": name, "arguments": raw}
@@ -180,9 +173,7 @@ def _part(block: Any, at: str) -> dict:
         if encoded is None:
             raise RequestError(f"{at}.content: a binary block needs base64 'content'")
         return {"type": "input_file", "filename": str(block.get("filename") or "file"), "file_data": encoded}
-    if kind in ("thinking", "toolCall"):
-        raise RequestError(f"{at}: a {kind} block belongs in an assistant message")
-    raise RequestError(f"{at}.type: the Responses API has no input part for a {kind!r} block")
+    raise not_input(kind, at, "the Responses API has no input part")
 
 
 def _tool(tool: dict) -> dict:
