@@ -22,15 +22,15 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import orjson
 
-from ..context import MessageType, content_indexer
-from .connector import Provider, SdkModel
-from .convert import (RequestError, is_image, is_native_tool, joined_text, media_type, numbered,
-                      split_options, tool_schema)
-from .errors import error_event
+from ..context import MessageType
+from .connector import Provider, SdkModel, Translator
+from .convert import (RequestError, given, is_image, is_native_tool, joined_text, media_type, not_input,
+                      numbered, split_options, tool_schema)
 
 PROVIDER = "anthropic"
 _DATA_URL = re.compile(r"^data:([^;,]+);base64,(.*)$", re.DOTALL)
@@ -90,28 +90,19 @@ def _content(index: int, message: dict) -> list[dict]:
     kind = message["type"]
     if kind == MessageType.TOOL_RESULT:
         return [_tool_result(at, message)]
-    convert = _assistant_block if kind == MessageType.ASSISTANT else _user_block
-    out = []
-    for position, block in enumerate(message["content"]):
-        if not isinstance(block, dict):
-            raise RequestError(f"{at}.content[{position}]: expected a content block, got {block!r:.80}")
-        converted = convert(block, f"{at}.content[{position}]")
-        if converted is not None:
-            out.append(converted)
-    return out
+    return _converted(at, message, _assistant_block if kind == MessageType.ASSISTANT else _user_block)
+
+
+def _converted(at: str, message: dict, convert: Callable[[dict, str], dict | None]) -> list[dict]:
+    """The message's blocks converted, those with nothing to send (``None``) left out."""
+    converted = (convert(block, f"{at}.content[{n}]") for n, block in enumerate(message["content"]))
+    return [block for block in converted if block is not None]
 
 
 def _tool_result(at: str, message: dict) -> dict:
-    call_id = message.get("callId")
-    if not isinstance(call_id, str) or not call_id:
-        raise RequestError(f"{at}.callId: a tool result needs the id of the tool_use it answers")
-    content = []
-    for position, block in enumerate(message["content"]):
-        if not isinstance(block, dict):
-            raise RequestError(f"{at}.content[{position}]: expected a content block, got {block!r:.80}")
-        converted = _user_block(block, f"{at}.content[{position}]", in_result=True)
-        if converted is not None:
-            content.append(converted)
+    call_id = given(message.get("callId"), f"{at}.callId: a tool result needs the id of the tool_use it "
+                                           "answers")
+    content = _converted(at, message, lambda block, place: _user_block(block, place, in_result=True))
     result: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id}
     if content:
         result["content"] = content
@@ -129,9 +120,7 @@ def _user_block(block: dict, at: str, *, in_result: bool = False) -> dict | None
         return _image(block, at)
     if kind == "binary":
         return _document(block, at, in_result)
-    if kind in ("thinking", "toolCall"):
-        raise RequestError(f"{at}: a {kind} block belongs in an assistant message")
-    raise RequestError(f"{at}.type: the Messages API has no input block for a {kind!r} block")
+    raise not_input(kind, at, "the Messages API has no input block")
 
 
 def _image(block: dict, at: str) -> dict:
@@ -190,11 +179,8 @@ def _assistant_block(block: dict, at: str) -> dict | None:
 
 
 def _tool_use(block: dict, at: str) -> dict:
-    call_id, name = block.get("callId"), block.get("name")
-    if not isinstance(call_id, str) or not call_id:
-        raise RequestError(f"{at}.callId: a tool call needs its id")
-    if not isinstance(name, str) or not name:
-        raise RequestError(f"{at}.name: a tool call needs the tool's name")
+    call_id = given(block.get("callId"), f"{at}.callId: a tool call needs its id")
+    name = given(block.get("name"), f"{at}.name: a tool call needs the tool's name")
     arguments = block.get("arguments")
     if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
         arguments = {}
@@ -221,41 +207,18 @@ def _tool(tool: dict) -> dict:
 
 # -- the stream --------------------------------------------------------------------------------
 
-class AnthropicTranslator:
+class AnthropicTranslator(Translator):
     """Raw Messages stream events (dicts) → normalised events (pure; one instance per response)."""
 
+    provider = PROVIDER
+    cut_short = "before message_stop"
+
     def __init__(self) -> None:
-        self._indexes = content_indexer()
-        self._open: dict[int, dict] = {}  # Anthropic index -> {"kind", "index", ...}, in start order
+        super().__init__()  # blocks keyed by Anthropic's index
+        self._state: dict[Hashable, dict] = {}  # a thinking or tool_use block's own fields
         self._skipped: set[int] = set()  # server-tool blocks, run by Anthropic
         self._usage: dict[str, Any] = {}
         self._stop_reason: str | None = None
-        self._ended = False
-
-    def feed(self, event: dict) -> list[dict]:
-        if self._ended or not isinstance(event, dict):
-            return []
-        handler = {
-            "message_start": self._message_start,
-            "content_block_start": self._block_start,
-            "content_block_delta": self._block_delta,
-            "content_block_stop": self._block_stop,
-            "message_delta": self._message_delta,
-            "message_stop": self._message_stop,
-            "error": self._error,
-        }.get(event.get("type"))
-        return handler(event) if handler else []  # ping, and types added later
-
-    def finish(self) -> list[dict]:
-        """End of the stream: without ``message_stop`` the response is incomplete."""
-        if self._ended:
-            return []
-        self._ended = True
-        events = self._close_all()
-        events.append({"type": "error", "error": {
-            "message": "anthropic: the stream ended before message_stop (the response is incomplete)",
-            "code": "INCOMPLETE", "provider": PROVIDER}})
-        return events
 
     # -- message events -------------------------------------------------------------------------
     def _merge_usage(self, usage: Any) -> None:
@@ -277,23 +240,10 @@ class AnthropicTranslator:
         return []
 
     def _message_stop(self, event: dict) -> list[dict]:
-        self._ended = True
-        events = self._close_all()
-        done: dict[str, Any] = {"type": "done"}
-        if self._stop_reason is not None:
-            done["stopReason"] = self._stop_reason
-        if self._usage:
-            done["usage"] = dict(self._usage)
-        events.append(done)
-        return events
-
-    def _error(self, event: dict) -> list[dict]:
-        self._ended = True
-        return [error_event(event, provider=PROVIDER)]
+        return self._done(stopReason=self._stop_reason, usage=dict(self._usage) or None)
 
     def _bad(self, what: str) -> list[dict]:
-        self._ended = True
-        return [{"type": "error", "error": {"message": f"anthropic: {what}", "code": "BAD_STREAM", "provider": PROVIDER}}]
+        return self._failed(f"anthropic: {what}", "BAD_STREAM")
 
     # -- block events ---------------------------------------------------------------------------
     def _block_start(self, event: dict) -> list[dict]:
@@ -304,74 +254,71 @@ class AnthropicTranslator:
             return []
         kind = block.get("type")
         if kind == "text":
-            state = self._start(at, "text")
-            events = [{"type": "text_start", "contentIndex": state["index"]}]
-            if isinstance(block.get("text"), str) and block["text"]:
-                events.append({"type": "text_delta", "contentIndex": state["index"], "delta": block["text"]})
-            return events
+            text = block.get("text")
+            return self._delta(at, kind, text) if isinstance(text, str) and text else self._start(at, kind)
         if kind in ("thinking", "redacted_thinking"):
-            state = self._start(at, "thinking")
-            state["signature"] = block.get("signature") if isinstance(block.get("signature"), str) else ""
+            signature = block.get("signature")
+            state = self._state[at] = {"signature": signature if isinstance(signature, str) else ""}
             if kind == "redacted_thinking":
                 state["redacted"] = str(block.get("data", ""))
-            events = [{"type": "thinking_start", "contentIndex": state["index"]}]
-            if isinstance(block.get("thinking"), str) and block["thinking"]:
-                events.append({"type": "thinking_delta", "contentIndex": state["index"], "delta": block["thinking"]})
-            return events
+            thinking = block.get("thinking")
+            return (self._delta(at, "thinking", thinking) if isinstance(thinking, str) and thinking
+                    else self._start(at, "thinking"))
         if kind == "tool_use":
-            state = self._start(at, "tool_call")
-            state["input"], state["streamed"] = block.get("input"), False
-            return [{"type": "tool_call_start", "contentIndex": state["index"],
-                     "callId": str(block.get("id") or f"toolu_{state['index']}"), "name": str(block.get("name", ""))}]
+            self._state[at] = {"input": block.get("input")}  # the arguments, unless deltas follow
+            events = self._start(at, "tool_call")
+            events[0].update(callId=str(block.get("id") or f"toolu_{events[0]['contentIndex']}"),
+                             name=str(block.get("name", "")))
+            return events
         self._skipped.add(at)
         return []
-
-    def _start(self, at: int, kind: str) -> dict:
-        state = self._open[at] = {"kind": kind, "index": self._indexes.of(("block", at))}
-        return state
 
     def _block_delta(self, event: dict) -> list[dict]:
         at, delta = event.get("index"), event.get("delta")
         if at in self._skipped:
             return []
-        state = self._open.get(at)  # type: ignore[arg-type]
-        if state is None or not isinstance(delta, dict):
+        block = self._open.get(at)  # type: ignore[arg-type]
+        if block is None or not isinstance(delta, dict):
             return self._bad(f"content_block_delta for block {at!r}, which is not open")
-        kind, index = delta.get("type"), state["index"]
-        if kind == "text_delta" and state["kind"] == "text" and isinstance(delta.get("text"), str):
-            return [{"type": "text_delta", "contentIndex": index, "delta": delta["text"]}] if delta["text"] else []
-        if kind == "thinking_delta" and state["kind"] == "thinking" and isinstance(delta.get("thinking"), str):
-            return [{"type": "thinking_delta", "contentIndex": index, "delta": delta["thinking"]}] if delta["thinking"] else []
-        if kind == "signature_delta" and state["kind"] == "thinking" and isinstance(delta.get("signature"), str):
-            state["signature"] += delta["signature"]
+        kind = delta.get("type")
+        if kind == "text_delta" and block == "text" and isinstance(delta.get("text"), str):
+            return self._delta(at, "text", delta["text"]) if delta["text"] else []
+        if kind == "thinking_delta" and block == "thinking" and isinstance(delta.get("thinking"), str):
+            return self._delta(at, "thinking", delta["thinking"]) if delta["thinking"] else []
+        if kind == "signature_delta" and block == "thinking" and isinstance(delta.get("signature"), str):
+            self._state[at]["signature"] += delta["signature"]
             return []
-        if kind == "input_json_delta" and state["kind"] == "tool_call" and isinstance(delta.get("partial_json"), str):
+        if kind == "input_json_delta" and block == "tool_call" and isinstance(delta.get("partial_json"), str):
             if not delta["partial_json"]:
                 return []
-            state["streamed"] = True
-            return [{"type": "tool_call_delta", "contentIndex": index, "delta": delta["partial_json"]}]
+            self._state[at]["input"] = None  # streamed: the deltas are the arguments
+            return self._delta(at, "tool_call", delta["partial_json"])
         return []  # citations_delta and other additions carry nothing the Context keeps
 
     def _block_stop(self, event: dict) -> list[dict]:
-        state = self._open.pop(event.get("index"), None)  # type: ignore[arg-type]
-        return [] if state is None else [_end(state)]
+        at = event.get("index")
+        return self._end(at) if at in self._open else []
 
-    def _close_all(self) -> list[dict]:
-        events = [_end(state) for state in self._open.values()]
-        self._open.clear()
-        return events
+    def _end(self, key: Hashable, **fields: Any) -> list[dict]:
+        state = self._state.pop(key, {})
+        if self._open[key] == "thinking":
+            if state.get("signature"):
+                fields["signature"] = state["signature"]
+            if "redacted" in state:
+                fields["redacted"] = state["redacted"]
+        elif self._open[key] == "tool_call" and isinstance(state["input"], dict) and state["input"]:
+            fields["arguments"] = state["input"]  # input given whole at the start, with no deltas
+        return super()._end(key, **fields)
 
-
-def _end(state: dict) -> dict:
-    event: dict[str, Any] = {"type": f"{state['kind']}_end", "contentIndex": state["index"]}
-    if state["kind"] == "thinking":
-        if state.get("signature"):
-            event["signature"] = state["signature"]
-        if "redacted" in state:
-            event["redacted"] = state["redacted"]
-    elif state["kind"] == "tool_call" and not state["streamed"] and isinstance(state["input"], dict) and state["input"]:
-        event["arguments"] = state["input"]  # input given whole at the start, with no deltas
-    return event
+    handlers = {
+        "message_start": _message_start,
+        "content_block_start": _block_start,
+        "content_block_delta": _block_delta,
+        "content_block_stop": _block_stop,
+        "message_delta": _message_delta,
+        "message_stop": _message_stop,
+        "error": Translator._stream_error,
+    }  # ping, and types added later: nothing
 
 
 # -- the SDK -----------------------------------------------------------------------------------

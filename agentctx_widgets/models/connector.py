@@ -29,14 +29,14 @@ import functools
 import importlib
 import inspect
 import os
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..context import usage_headers
+from ..context import content_indexer, usage_headers
 from .answer import answered_model, same_model
 from .clients import current_pool, shared_tls_context
-from .errors import error_from_sdk, redacted, redacted_event
+from .errors import error_event, error_from_sdk, redacted, redacted_event
 from .hints import Target, safe_url
 from . import limits
 from .limits import bounded_client, default_timeout, http_module
@@ -113,6 +113,76 @@ class Provider:
         SDK has no parameter for in ``extra_body``: :func:`sdk_arguments`), awaited when the client is async."""
         resource = functools.reduce(getattr, self.endpoint.split("."), client)
         return resource.with_raw_response.create(**sdk_arguments(resource.create, request))
+
+
+class Translator:
+    """What the three translators share (pure; one instance per response): the blocks open now, in start
+    order (key → kind: ``"text"``, ``"thinking"``, ``"tool_call"``), each ended by its kind's ``*_end``; a
+    terminal event (``done`` or ``error``) after which nothing more is translated; and the ``INCOMPLETE``
+    error of a stream that stopped before its provider said it was complete."""
+
+    provider = ""
+    cut_short = ""
+    """How :meth:`finish` says the stream ended too soon (``"before message_stop"``)."""
+    handlers: dict[str, Callable[..., list[dict]]] = {}
+    """Event ``type`` → the method that translates it; other types carry nothing the Context keeps."""
+
+    def __init__(self) -> None:
+        self._indexes = content_indexer()
+        self._open: dict[Hashable, str] = {}
+        self._ended = False
+
+    def feed(self, event: dict) -> list[dict]:
+        if self._ended or not isinstance(event, dict):
+            return []
+        handler = self.handlers.get(event.get("type"))  # type: ignore[arg-type]
+        return handler(self, event) if handler else []
+
+    def finish(self) -> list[dict]:
+        """End of the stream: nothing after a terminal event, else the open blocks closed and
+        ``INCOMPLETE``."""
+        if self._ended:
+            return []
+        return self._close() + self._failed(
+            f"{self.provider}: the stream ended {self.cut_short} (the response is incomplete)", "INCOMPLETE")
+
+    def _start(self, key: Hashable, kind: str) -> list[dict]:
+        if key in self._open:
+            return []
+        self._open[key] = kind
+        return [{"type": f"{kind}_start", "contentIndex": self._indexes.of(key)}]
+
+    def _delta(self, key: Hashable, kind: str, delta: str) -> list[dict]:
+        """``delta`` for the block ``key``, started first when it is not open."""
+        delta_event = {"type": f"{kind}_delta", "contentIndex": self._indexes.of(key), "delta": delta}
+        return self._start(key, kind) + [delta_event]
+
+    def _end(self, key: Hashable, **fields: Any) -> list[dict]:
+        kind = self._open.pop(key)
+        return [{"type": f"{kind}_end", "contentIndex": self._indexes.of(key), **fields}]
+
+    def _close(self) -> list[dict]:
+        events: list[dict] = []
+        for key in list(self._open):
+            events += self._end(key)
+        return events
+
+    def _done(self, **fields: Any) -> list[dict]:
+        """The last events: the open blocks closed, then ``done`` with those of ``fields`` that are not
+        None."""
+        self._ended = True
+        done = {"type": "done", **{name: value for name, value in fields.items() if value is not None}}
+        return self._close() + [done]
+
+    def _failed(self, message: str, code: str) -> list[dict]:
+        """The last event: an ``error`` of ours."""
+        self._ended = True
+        return [{"type": "error", "error": {"message": message, "code": code, "provider": self.provider}}]
+
+    def _stream_error(self, error: Any) -> list[dict]:
+        """The last event: the error the provider sent inside the stream."""
+        self._ended = True
+        return [error_event(error, provider=self.provider)]
 
 
 class SdkModel:

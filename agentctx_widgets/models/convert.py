@@ -39,6 +39,21 @@ def numbered(messages: list[dict]) -> Iterator[tuple[int, dict]]:
         yield index, message
 
 
+def given(value: Any, problem: str) -> str:
+    """``value`` when it is a non-empty string, else a ``RequestError`` saying ``problem``."""
+    if not isinstance(value, str) or not value:
+        raise RequestError(problem)
+    return value
+
+
+def not_input(kind: Any, at: str, refusal: str) -> RequestError:
+    """The error for a block a provider takes no input of: a thinking or toolCall block belongs in an
+    assistant message; any other, ``refusal`` (``"the Messages API has no input block"``)."""
+    if kind in ("thinking", "toolCall"):
+        return RequestError(f"{at}: a {kind} block belongs in an assistant message")
+    return RequestError(f"{at}.type: {refusal} for a {kind!r} block")
+
+
 def blocks(message: dict, *types: str) -> list[dict]:
     """The message's blocks of the given types (all when none given), in order."""
     return [block for block in message["content"] if isinstance(block, dict) and (not types or block.get("type") in types)]

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..context import MessageType, content_indexer
-from .connector import Provider, SdkModel
-from .convert import (RequestError, blocks, data_url, image_source, is_image, is_native_tool, joined_text,
-                      media_type, numbered, only_text, split_options, tool_result_text, tool_schema)
+from ..context import MessageType
+from .connector import Provider, SdkModel, Translator
+from .convert import (RequestError, blocks, data_url, given, image_source, is_image, is_native_tool,
+                      joined_text, media_type, not_input, numbered, only_text, split_options,
+                      tool_result_text, tool_schema)
 from .compat import apply_profile
-from .errors import error_event
 from .openai_shapes import tool_call_of
 
 _AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
@@ -56,9 +56,8 @@ def _messages(index: int, message: dict) -> list[dict]:
     kind = message["type"]
     at = f"messages[{index}]"
     if kind == MessageType.TOOL_RESULT:
-        call_id = message.get("callId")
-        if not isinstance(call_id, str) or not call_id:
-            raise RequestError(f"{at}.callId: a tool result needs the id of the call it answers")
+        call_id = given(message.get("callId"), f"{at}.callId: a tool result needs the id of the call it "
+                                               "answers")
         return [{"role": "tool", "tool_call_id": call_id, "content": tool_result_text(message)}]
     if kind == MessageType.ASSISTANT:
         # content is always a string, "" when the message holds only tool calls: the spec allows null,
@@ -95,9 +94,7 @@ def _part(block: dict, at: str) -> dict:
         if mime in _AUDIO_FORMATS:
             return {"type": "input_audio", "input_audio": {"data": block["content"], "format": _AUDIO_FORMATS[mime]}}
         return {"type": "file", "file": {"filename": str(block.get("filename") or "file"), "file_data": encoded}}
-    if kind in ("thinking", "toolCall"):
-        raise RequestError(f"{at}: a {kind} block belongs in an assistant message")
-    raise RequestError(f"{at}.type: Chat Completions has no input part for a {kind!r} block")
+    raise not_input(kind, at, "Chat Completions has no input part")
 
 
 def _tool(tool: dict) -> dict:
@@ -109,12 +106,14 @@ def _tool(tool: dict) -> dict:
     return {"type": "function", "function": function}
 
 
-class ChatTranslator:
+class ChatTranslator(Translator):
     """``chat.completion.chunk`` dicts → normalised events (pure; one instance per response)."""
 
+    provider = "openai"
+    cut_short = "without a finish_reason"
+
     def __init__(self) -> None:
-        self._indexes = content_indexer()
-        self._open: dict[Any, str] = {}  # key -> block kind, in first-appearance order
+        super().__init__()
         self._calls: dict[Any, dict] = {}  # tool-call key -> {"id", "given", "name", "buffer", "started"}
         self._by_index: dict[int, Any] = {}  # a delta's tool_calls[].index -> the call it continues
         self._by_id: dict[str, Any] = {}
@@ -122,14 +121,12 @@ class ChatTranslator:
         self._usage: Any = None
         self._timings: dict | None = None
         self._finish: str | None = None
-        self._ended = False
 
     def feed(self, chunk: dict) -> list[dict]:
         if self._ended:
             return []
         if isinstance(chunk.get("error"), dict):  # an OpenAI-compatible server's error inside the stream
-            self._ended = True
-            return [error_event(chunk, provider="openai")]
+            return self._stream_error(chunk)
         events: list[dict] = []
         if chunk.get("usage"):
             self._usage = chunk["usage"]
@@ -141,11 +138,11 @@ class ChatTranslator:
             delta = choice.get("delta") or {}
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
             if isinstance(reasoning, str) and reasoning:
-                events += self._text("thinking", "thinking", reasoning)
+                events += self._delta("thinking", "thinking", reasoning)
             if isinstance(delta.get("content"), str) and delta["content"]:
-                events += self._text("text", "text", delta["content"])
+                events += self._delta("text", "text", delta["content"])
             if isinstance(delta.get("refusal"), str) and delta["refusal"]:
-                events += self._text("refusal", "text", delta["refusal"])
+                events += self._delta("refusal", "text", delta["refusal"])
             for call in delta.get("tool_calls") or []:
                 if isinstance(call, dict):
                     events += self._tool_call(call)
@@ -155,32 +152,9 @@ class ChatTranslator:
 
     def finish(self) -> list[dict]:
         """End of the stream: close the open blocks, then ``done`` (or ``error`` when it was cut short)."""
-        if self._ended:
-            return []
-        self._ended = True
-        events = self._close()
-        if self._finish is None:
-            events.append({"type": "error", "error": {
-                "message": "openai: the stream ended without a finish_reason (the response is incomplete)",
-                "code": "INCOMPLETE", "provider": "openai"}})
-            return events
-        done: dict[str, Any] = {"type": "done", "stopReason": self._finish}
-        if self._usage is not None:
-            done["usage"] = self._usage
-        if self._timings is not None:
-            done["serverTimings"] = self._timings
-        events.append(done)
-        return events
-
-    # -- blocks ---------------------------------------------------------------------------------
-    def _text(self, key: str, kind: str, delta: str) -> list[dict]:
-        index = self._indexes.of(key)
-        events = []
-        if key not in self._open:
-            self._open[key] = kind
-            events.append({"type": f"{kind}_start", "contentIndex": index})
-        events.append({"type": f"{kind}_delta", "contentIndex": index, "delta": delta})
-        return events
+        if self._ended or self._finish is None:
+            return super().finish()
+        return self._done(stopReason=self._finish, usage=self._usage, serverTimings=self._timings)
 
     def _call_key(self, call: dict) -> Any:
         """Which call a ``tool_calls`` delta continues. OpenAI keys deltas by ``index`` and sends the
@@ -221,24 +195,16 @@ class ChatTranslator:
         events: list[dict] = []
         if not state["started"] and state["name"]:
             state["started"] = True
-            index = self._indexes.of(key)
-            self._open[key] = "tool_call"
-            state["id"] = state["given"] or f"call_{index}"
-            events.append({"type": "tool_call_start", "contentIndex": index, "callId": state["id"], "name": state["name"]})
+            events = self._start(key, "tool_call")
+            state["id"] = state["given"] or f"call_{events[0]['contentIndex']}"
+            events[0].update(callId=state["id"], name=state["name"])
             if state["buffer"]:
-                events.append({"type": "tool_call_delta", "contentIndex": index, "delta": state["buffer"]})
+                events += self._delta(key, "tool_call", state["buffer"])
         if isinstance(arguments, str) and arguments:
             if state["started"]:
-                events.append({"type": "tool_call_delta", "contentIndex": self._indexes.of(key), "delta": arguments})
+                events += self._delta(key, "tool_call", arguments)
             else:
                 state["buffer"] += arguments
-        return events
-
-    def _close(self) -> list[dict]:
-        events = []
-        for key, kind in self._open.items():
-            events.append({"type": f"{kind}_end", "contentIndex": self._indexes.of(key)})
-        self._open.clear()
         return events
 
 

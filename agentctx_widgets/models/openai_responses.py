@@ -52,11 +52,11 @@ from typing import Any
 
 import orjson
 
-from ..context import MessageType, content_indexer
-from .connector import Provider, SdkModel
-from .convert import (RequestError, data_url, image_source, is_image, is_native_tool, joined_text,
-                      numbered, only_text, split_options, tool_schema)
-from .errors import code_for, error_event
+from ..context import MessageType
+from .connector import Provider, SdkModel, Translator
+from .convert import (RequestError, data_url, given, image_source, is_image, is_native_tool, joined_text,
+                      not_input, numbered, only_text, split_options, tool_schema)
+from .errors import code_for
 
 PROVIDER = "openai"
 
@@ -100,13 +100,9 @@ def build_responses_request(messages: list[dict], *, model: str, options: dict |
 def _items(index: int, message: dict) -> list[dict]:
     kind = message["type"]
     at = f"messages[{index}]"
-    for n, block in enumerate(message["content"]):
-        if not isinstance(block, dict):
-            raise RequestError(f"{at}.content[{n}]: expected a content block {{type, ...}}, got {block!r:.80}")
     if kind == MessageType.TOOL_RESULT:
-        call_id = message.get("callId")
-        if not isinstance(call_id, str) or not call_id:
-            raise RequestError(f"{at}.callId: a tool result needs the id of the call it answers")
+        call_id = given(message.get("callId"), f"{at}.callId: a tool result needs the id of the call it "
+                                               "answers")
         return [{"type": "function_call_output", "call_id": call_id, "output": _output(message, at)}]
     if kind == MessageType.ASSISTANT:
         return _assistant(message, at)
@@ -150,11 +146,8 @@ def _assistant(message: dict, at: str) -> list[dict]:
 
 
 def _call(block: dict, at: str) -> dict:
-    call_id, name = block.get("callId"), block.get("name")
-    if not isinstance(call_id, str) or not call_id:
-        raise RequestError(f"{at}.callId: a toolCall block needs the call's id")
-    if not isinstance(name, str) or not name:
-        raise RequestError(f"{at}.name: a toolCall block needs the function's name")
+    call_id = given(block.get("callId"), f"{at}.callId: a toolCall block needs the call's id")
+    name = given(block.get("name"), f"{at}.name: a toolCall block needs the function's name")
     arguments = block.get("arguments", {})
     raw = arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode()
     return {"type": "function_call", "call_id": call_id, "name": name, "arguments": raw}
@@ -180,9 +173,7 @@ def _part(block: Any, at: str) -> dict:
         if encoded is None:
             raise RequestError(f"{at}.content: a binary block needs base64 'content'")
         return {"type": "input_file", "filename": str(block.get("filename") or "file"), "file_data": encoded}
-    if kind in ("thinking", "toolCall"):
-        raise RequestError(f"{at}: a {kind} block belongs in an assistant message")
-    raise RequestError(f"{at}.type: the Responses API has no input part for a {kind!r} block")
+    raise not_input(kind, at, "the Responses API has no input part")
 
 
 def _tool(tool: dict) -> dict:
@@ -197,50 +188,18 @@ def _tool(tool: dict) -> dict:
 
 # -- the stream -------------------------------------------------------------------------------------
 
-class ResponsesTranslator:
+class ResponsesTranslator(Translator):
     """Responses streaming event dicts → normalised events (pure; one instance per response)."""
 
+    provider = PROVIDER
+    cut_short = "before response.completed"
+
     def __init__(self) -> None:
-        self._indexes = content_indexer()
-        self._open: dict[Hashable, str] = {}  # block key -> kind ("text", "thinking", "tool_call")
-        self._seen: set[Hashable] = set()  # every block key that got an index
+        super().__init__()
+        self._seen: set[Hashable] = set()  # every block key that started
         self._parts: dict[Hashable, Hashable] = {}  # thinking key -> the part its last delta belonged to
         self._calls: dict[Hashable, dict] = {}  # item key -> {"id", "name", "buffer", "started", "ended"}
         self._called = False
-        self._ended = False
-        self._handlers = {
-            "response.output_item.added": self._item_added,
-            "response.output_item.done": self._item_done,
-            "response.output_text.delta": self._text_delta,
-            "response.refusal.delta": self._text_delta,
-            "response.output_text.done": self._text_done,
-            "response.refusal.done": self._text_done,
-            "response.reasoning_summary_text.delta": self._thinking_delta,
-            "response.reasoning_text.delta": self._thinking_delta,
-            "response.function_call_arguments.delta": self._arguments_delta,
-            "response.function_call_arguments.done": self._arguments_done,
-            "response.completed": self._completed,
-            "response.incomplete": self._incomplete,
-            "response.failed": self._failed,
-            "error": self._error,
-        }
-
-    def feed(self, event: dict) -> list[dict]:
-        if self._ended or not isinstance(event, dict):
-            return []
-        handler = self._handlers.get(event.get("type"))  # created, in_progress, *.added parts, annotations: nothing
-        return handler(event) if handler else []
-
-    def finish(self) -> list[dict]:
-        """End of the stream: nothing after a terminal event, else the open blocks closed and ``INCOMPLETE``."""
-        if self._ended:
-            return []
-        self._ended = True
-        events = self._close()
-        events.append({"type": "error", "error": {
-            "message": f"{PROVIDER}: the stream ended before response.completed (the response is incomplete)",
-            "code": "INCOMPLETE", "provider": PROVIDER}})
-        return events
 
     # -- keys and blocks ------------------------------------------------------------------------
     @staticmethod
@@ -253,22 +212,8 @@ class ResponsesTranslator:
         return event.get("item_id") or item.get("id")
 
     def _start(self, key: Hashable, kind: str) -> list[dict]:
-        if key in self._open:
-            return []
-        index = self._indexes.of(key)
         self._seen.add(key)
-        self._open[key] = kind
-        return [{"type": f"{kind}_start", "contentIndex": index}]
-
-    def _end(self, key: Hashable, **fields: Any) -> list[dict]:
-        kind = self._open.pop(key)
-        return [{"type": f"{kind}_end", "contentIndex": self._indexes.of(key), **fields}]
-
-    def _close(self) -> list[dict]:
-        events: list[dict] = []
-        for key in list(self._open):
-            events += self._end(key)
-        return events
+        return super()._start(key, kind)
 
     # -- text and refusal -----------------------------------------------------------------------
     def _text_key(self, event: dict) -> Hashable:
@@ -278,9 +223,7 @@ class ResponsesTranslator:
         delta = event.get("delta")
         if not isinstance(delta, str) or not delta:
             return []
-        key = self._text_key(event)
-        events = self._start(key, "text")
-        return events + [{"type": "text_delta", "contentIndex": self._indexes.of(key), "delta": delta}]
+        return self._delta(self._text_key(event), "text", delta)
 
     def _text_done(self, event: dict) -> list[dict]:
         final = event.get("text") if event.get("type") == "response.output_text.done" else event.get("refusal")
@@ -303,8 +246,7 @@ class ResponsesTranslator:
         if key in self._parts and self._parts[key] != part:
             delta = "\n\n" + delta  # the next summary part: one block, parts a paragraph apart
         self._parts[key] = part
-        return self._start(key, "thinking") + [{"type": "thinking_delta", "contentIndex": self._indexes.of(key),
-                                                 "delta": delta}]
+        return self._delta(key, "thinking", delta)
 
     def _reasoning_done(self, key: Hashable, item: dict) -> list[dict]:
         encrypted = item.get("encrypted_content")
@@ -388,27 +330,20 @@ class ResponsesTranslator:
         return []
 
     # -- the end --------------------------------------------------------------------------------
-    def _done(self, response: Any, stop: str) -> list[dict]:
-        self._ended = True
-        events = self._close()
-        done: dict[str, Any] = {"type": "done", "stopReason": stop}
+    def _response_done(self, response: Any, stop: str) -> list[dict]:
         usage = response.get("usage") if isinstance(response, dict) else None
-        if isinstance(usage, dict):
-            done["usage"] = usage
-        events.append(done)
-        return events
+        return self._done(stopReason=stop, usage=usage if isinstance(usage, dict) else None)
 
     def _completed(self, event: dict) -> list[dict]:
-        return self._done(event.get("response"), "tool_calls" if self._called else "stop")
+        return self._response_done(event.get("response"), "tool_calls" if self._called else "stop")
 
     def _incomplete(self, event: dict) -> list[dict]:
         response = event.get("response") if isinstance(event.get("response"), dict) else {}
         details = response.get("incomplete_details") if isinstance(response.get("incomplete_details"), dict) else {}
         reason = details.get("reason")
-        return self._done(response, reason if isinstance(reason, str) and reason else "incomplete")
+        return self._response_done(response, reason if isinstance(reason, str) and reason else "incomplete")
 
-    def _failed(self, event: dict) -> list[dict]:
-        self._ended = True
+    def _response_failed(self, event: dict) -> list[dict]:
         response = event.get("response") if isinstance(event.get("response"), dict) else {}
         error = response.get("error") if isinstance(response.get("error"), dict) else {}
         provider_code = error.get("code")
@@ -417,12 +352,25 @@ class ResponsesTranslator:
             code = _failed_code(provider_code)
         detail = f" ({provider_code})" if isinstance(provider_code, str) else ""
         message = error.get("message") if isinstance(error.get("message"), str) else "no error message"
-        return [{"type": "error", "error": {"message": f"{PROVIDER} response failed{detail}: {message}",
-                                            "code": code, "provider": PROVIDER}}]
+        return self._failed(f"{PROVIDER} response failed{detail}: {message}", code)
 
-    def _error(self, event: dict) -> list[dict]:
-        self._ended = True  # documented flat {code, message}, or the nested {error: {...}} seen in production
-        return [error_event(event, provider=PROVIDER)]
+    handlers = {  # created, in_progress, *.added parts, annotations: nothing
+        "response.output_item.added": _item_added,
+        "response.output_item.done": _item_done,
+        "response.output_text.delta": _text_delta,
+        "response.refusal.delta": _text_delta,
+        "response.output_text.done": _text_done,
+        "response.refusal.done": _text_done,
+        "response.reasoning_summary_text.delta": _thinking_delta,
+        "response.reasoning_text.delta": _thinking_delta,
+        "response.function_call_arguments.delta": _arguments_delta,
+        "response.function_call_arguments.done": _arguments_done,
+        "response.completed": _completed,
+        "response.incomplete": _incomplete,
+        "response.failed": _response_failed,
+        # documented flat {code, message}, or the nested {error: {...}} seen in production
+        "error": Translator._stream_error,
+    }
 
 
 # -- the connector ----------------------------------------------------------------------------------
